@@ -58,6 +58,35 @@ def test_mma_sync_tables_match_ptx_isa_examples():
     assert (a.elem, acc.elem, a.pack_width, acc.pack_width) == ("bf16", "f32", 2, 1)
 
 
+def ptx_mma_m16n8k16(role, lane, i):
+    """PTX ISA 9.7.14.5.8, transcribed per element as scalar code: (row, col) of slot i."""
+    group, tig = lane >> 2, lane % 4
+    if role == "a":
+        row = group if i < 2 or 4 <= i < 6 else group + 8
+        col = tig * 2 + (i & 1) + (8 if i >= 4 else 0)
+    elif role == "b":
+        row = tig * 2 + (i & 1) + (8 if i >= 2 else 0)
+        col = group
+    else:
+        row = group if i < 2 else group + 8
+        col = tig * 2 + (i & 1)
+    return row, col
+
+
+@pytest.mark.parametrize("role", ["a", "b", "acc"])
+def test_mma_sync_tables_equal_ptx_formulas_everywhere(role):
+    lm = lane_map("mma_sync", role, 16, 8, 16, "f16")
+    for lane in range(32):
+        for i in range(lm.regs):
+            assert (lm.rows[lane, i], lm.cols[lane, i]) == ptx_mma_m16n8k16(role, lane, i)
+    wa = lane_map("wgmma", "a", 64, 8, 16, "f16")
+    if role == "a":  # wgmma A from registers: the same pattern, warp w on rows 16w..
+        for lane in range(128):
+            for i in range(8):
+                r, c = ptx_mma_m16n8k16("a", lane % 32, i)
+                assert (wa.rows[lane, i], wa.cols[lane, i]) == (16 * (lane // 32) + r, c)
+
+
 def test_wgmma_acc_matches_ptx_formula():
     n = 64
     d = lane_map("wgmma", "acc", 64, n, 16, "f16")
