@@ -66,6 +66,9 @@ TILE_FRAGMENT_LAYOUT_MISMATCH = _code("TILE_FRAGMENT_LAYOUT_MISMATCH", "fragment
                                       "keep the layout of a loop-carried fragment unchanged")
 TILE_FRAGMENT_FOOTPRINT = _code("TILE_FRAGMENT_FOOTPRINT", "a fragment does not fit the tile it is taken from or written to",
                                 "warps * fragment shape must fit inside the tile")
+TILE_FAMILY_UNSUPPORTED_ARCH = _code("TILE_FAMILY_UNSUPPORTED_ARCH", "a fragment's family cannot run on the target arch",
+                                     "mma_sync needs sm_80 or newer and wgmma needs sm_90a exactly: pick another "
+                                     "family, family=\"auto\", or another arch")
 # --- tile ops -----------------------------------------------------------------
 TILE_MMA_SHAPE_MISMATCH = _code("TILE_MMA_SHAPE_MISMATCH", "mma operand shapes do not agree",
                                 "a is MxK, b is KxN and the accumulator is MxN")
@@ -96,7 +99,167 @@ OPT_OPTION_INVALID = _code("OPT_OPTION_INVALID", "a pass option has a value of t
                            "run tessera-opt --help for each option's type")
 OPT_OPTION_MISSING = _code("OPT_OPTION_MISSING", "a required pass option is missing",
                            "required options (arch among them) have no default: give them in the pipeline")
+OPT_PASS_FAILED = _code("OPT_PASS_FAILED", "a pass stopped with an internal error instead of a coded diagnostic",
+                        "this is a bug in the named pass: report it with the input file and the pipeline")
+OPT_COMMAND_LINE = _code("OPT_COMMAND_LINE", "the tessera-opt command line is malformed",
+                         "run tessera-opt --help for the accepted arguments")
+OPT_OUTPUT = _code("OPT_OUTPUT", "the output file could not be written",
+                   "pass -o a writable path, or '-' for stdout")
+OPT_DIAGNOSTIC_MISSING = _code("OPT_DIAGNOSTIC_MISSING", "an expected-error annotation matched no diagnostic",
+                               "the annotated line must produce an error whose 'CODE: message' contains the text; "
+                               "fix the input or the annotation")
+OPT_DIAGNOSTIC_UNEXPECTED = _code("OPT_DIAGNOSTIC_UNEXPECTED", "a diagnostic matched no expected-error annotation",
+                                  "annotate the line with // expected-error {{CODE}} (or @+N/@-N from another line), "
+                                  "or fix the input")
+OPT_DIAGNOSTIC_ANNOTATION = _code("OPT_DIAGNOSTIC_ANNOTATION", "an expected-error annotation is malformed",
+                                  "write // expected-error {{TEXT}}, // expected-error@+N {{TEXT}} or "
+                                  "// expected-error@-N {{TEXT}}")
+TILE_FRAGMENT_UNSUPPORTED = _code("TILE_FRAGMENT_UNSUPPORTED", "tile-to-fragments cannot map this mma onto tensor-core fragments",
+                                  "use bf16/f16 operands, an f32 accumulator and tile shapes whose per-warp m, n, k are "
+                                  "multiples of the arch's instruction (mma_sync m16n8k16, wgmma m64nNk16)")
+TILE_PIPELINE_UNSUPPORTED = _code("TILE_PIPELINE_UNSUPPORTED", "pipeline-smem cannot software-pipeline this loop",
+                                  "pipeline-smem handles K-loops whose async copies read views of the induction variable "
+                                  "and loop invariants into buffers used only by that loop; use stages=1 otherwise")
 
+
+# --- reference interpreter (tessera.reference) ---------------------------------
+REF_FUNC_NOT_FOUND = _code("REF_FUNC_NOT_FOUND", "the module has no function of that name, or several and none was named",
+                           "pass func_name= naming one func.func of the module")
+REF_GRID_INVALID = _code("REF_GRID_INVALID", "the launch grid is malformed",
+                         "give the grid as a positive int or a tuple of 1 to 3 positive ints")
+REF_ARG_COUNT = _code("REF_ARG_COUNT", "the number of arguments differs from the kernel signature",
+                      "pass one value per func.func argument, in order")
+REF_ARG_KIND = _code("REF_ARG_KIND", "an argument is not the kind of value its parameter takes",
+                     "memref parameters take numpy arrays; index/iN parameters take Python ints; float parameters "
+                     "take Python floats")
+REF_ARG_RANK = _code("REF_ARG_RANK", "an array argument has the wrong number of dimensions",
+                     "reshape the array to the memref's rank")
+REF_ARG_DTYPE = _code("REF_ARG_DTYPE", "an array argument has the wrong element type",
+                      "convert with .astype(): bf16 is ml_dtypes.bfloat16, f16 np.float16, f32 np.float32, "
+                      "f64 np.float64, i32 np.int32")
+REF_ARG_SHAPE = _code("REF_ARG_SHAPE", "an array argument disagrees with a static dimension of its memref",
+                      "static memref dims must equal the array's; use ? for a dimension that varies")
+REF_ARG_VALUE = _code("REF_ARG_VALUE", "a scalar argument is out of range for its type",
+                      "pass a value representable in the parameter's type")
+REF_ARG_READONLY = _code("REF_ARG_READONLY", "the kernel writes to an array argument that is read-only",
+                         "pass a writeable array (e.g. np.array(x) or x.copy()) for every output")
+REF_OP_UNSUPPORTED = _code("REF_OP_UNSUPPORTED", "the reference interpreter has no implementation for an op",
+                           "run Tile or Fragment IR (before lower-tile-to-nv); target ops run only on the GPU")
+REF_FRAGMENT_BOUNDS = _code("REF_FRAGMENT_BOUNDS", "a fragment window reaches outside the tile it is packed from",
+                            "offsets plus warps * fragment shape must stay inside the source tile")
+REF_WARP_GRID_MISMATCH = _code("REF_WARP_GRID_MISMATCH", "fragments built for different warp grids meet",
+                               "use one warps [wm, wn] for every pack, store and unpack of a fragment chain")
+REF_TOKEN_INVALID = _code("REF_TOKEN_INVALID", "tile.wait got a value that no tile.async_copy produced",
+                          "wait only on tokens returned by tile.async_copy")
+REF_EXEC_FAILED = _code("REF_EXEC_FAILED", "an op failed while the reference interpreter ran it",
+                        "read the message: it names the op and the failing value")
+
+
+# --- kernel surface ---------------------------------------------------------------
+DSL_OUTSIDE_TRACE = _code("DSL_OUTSIDE_TRACE", "a kernel-language function was called outside a kernel trace",
+                          "call it inside a function decorated with @tessera.kernel and trace that with "
+                          "f.trace(...) (did you forget @tessera.kernel?)")
+DSL_KERNEL_CALL = _code("DSL_KERNEL_CALL", "a @tessera.kernel function was called directly",
+                        "trace it with f.trace(*arg_specs, **meta) and run the traced IR (reference interpreter "
+                        "or runtime); inside another kernel's body a kernel call is inlined")
+DSL_SOURCE = _code("DSL_SOURCE", "the kernel's source is not available or is not a plain function",
+                   "write kernels as def functions in a .py file so inspect.getsource can read them")
+DSL_SIGNATURE = _code("DSL_SIGNATURE", "the trace arguments do not match the kernel's signature",
+                      "pass one arg spec per positional parameter and every meta-parameter (keyword-only) by "
+                      "keyword; *args and **kwargs are not allowed in a kernel signature")
+DSL_ARG_SPEC = _code("DSL_ARG_SPEC", "an argument spec is malformed",
+                     "use tessera.tensor(shape, dtype) with int or str dims, tessera.scalar(f32|i32|index), "
+                     "a numpy array, a Python float or int, or None for an absent optional argument")
+DSL_DTYPE_INVALID = _code("DSL_DTYPE_INVALID", "an element type is unknown or not allowed here",
+                          "use one of bf16, f16, f32, f64, i32, i1, index (tessera.tl.f32, 'f32', np.float32, ...)")
+DSL_DTYPE_MISMATCH = _code("DSL_DTYPE_MISMATCH", "operands have different element types",
+                           "convert one operand explicitly with .to(dtype); Tessera does not promote implicitly")
+DSL_SHAPE_MISMATCH = _code("DSL_SHAPE_MISMATCH", "tile shapes are incompatible for this operation",
+                           "elementwise operands have equal rank and dims that are equal or 1; dot takes MxK and "
+                           "KxN tiles and an MxN accumulator")
+DSL_SHAPE_INVALID = _code("DSL_SHAPE_INVALID", "a tile shape is not a tuple of positive Python ints",
+                          "tile shapes are static: use ints or meta-parameters, or make the tensor dimension "
+                          "static in its tessera.tensor spec")
+DSL_AXIS_INVALID = _code("DSL_AXIS_INVALID", "an axis is out of range",
+                         "program_id/num_programs take 0, 1 or 2; reductions and iota take an axis of the tile")
+DSL_OFFSETS_INVALID = _code("DSL_OFFSETS_INVALID", "a load or store has the wrong offsets for its tensor",
+                            "give one offset per tensor dimension (ints or index scalars); the tile covers the "
+                            "trailing dims and its rank is at most the tensor's")
+DSL_OPERAND_INVALID = _code("DSL_OPERAND_INVALID", "an operand is not the kind of value the operation takes",
+                            "tiles come from tl.load, tl.zeros, tl.full, tl.arange and tile arithmetic; tensors are "
+                            "kernel arguments; scalars are index, i32 or f32 values")
+DSL_UNSUPPORTED = _code("DSL_UNSUPPORTED", "the operation is not supported on traced values",
+                        "read the message for the supported alternative")
+DSL_TRACED_BOOL = _code("DSL_TRACED_BOOL", "a traced value was used where Python needs a concrete value",
+                        "branch on tiles with tl.where; branch on compile-time values by making them "
+                        "meta-parameters (keyword-only)")
+DSL_LOOP_ESCAPE = _code("DSL_LOOP_ESCAPE", "a value defined inside a tl.range loop is used outside it",
+                        "initialise the name before the loop so that it is loop-carried, or use it only inside the loop")
+DSL_LOOP_CARRIED = _code("DSL_LOOP_CARRIED", "a loop-carried value changes type or kind in the loop body",
+                         "a loop-carried name keeps one type: initialise it before the loop with its final type "
+                         "(tl.zeros, tl.full, .to(dtype))")
+DSL_LOOP_SYNTAX = _code("DSL_LOOP_SYNTAX", "a tl.range loop uses syntax that cannot become scf.for",
+                        "a tl.range loop has one name as its target and no break, continue, return, yield or else")
+DSL_LOOP_BOUNDS = _code("DSL_LOOP_BOUNDS", "a tl.range bound is not an integer",
+                        "bounds and step are Python ints or index/i32 scalars; a constant step is positive")
+DSL_KERNEL_RETURN = _code("DSL_KERNEL_RETURN", "a kernel body returned a value",
+                          "kernels return nothing: write results to an output tensor with tl.store")
+DSL_META_INVALID = _code("DSL_META_INVALID", "a meta-parameter has a value the kernel does not accept",
+                         "read the kernel's docstring for the accepted meta-parameter values")
+
+
+# --- codegen toolchain (tessera.codegen: NVRTC, SASS) -----------------------------
+CODEGEN_TOOLCHAIN_MISSING = _code("CODEGEN_TOOLCHAIN_MISSING", "a CUDA toolchain component (NVRTC, cuobjdump/nvdisasm) "
+                                  "could not be found or loaded",
+                                  "pip install the pinned nvidia-cuda-nvrtc, nvidia-cuda-cuobjdump, "
+                                  "nvidia-cuda-nvdisasm, cuda-bindings and cuda-core (./run.sh installs them)")
+CODEGEN_ARCH_UNSUPPORTED = _code("CODEGEN_ARCH_UNSUPPORTED", "the target arch is malformed or this NVRTC cannot build it",
+                                 "write sm_<major><minor>[a], e.g. sm_80, sm_86, sm_89, sm_90 or sm_90a")
+CODEGEN_OPTION_INVALID = _code("CODEGEN_OPTION_INVALID", "a compile option is unknown or has a value of the wrong type",
+                               "use the option names of tessera.codegen.nvrtc.OPTION_TYPES with bool, int or str values")
+CODEGEN_COMPILE_FAILED = _code("CODEGEN_COMPILE_FAILED", "NVRTC (or ptxas inside it) rejected the CUDA C++ source",
+                               "read the compiler log in the message; an instruction the arch lacks (wgmma on sm_90) "
+                               "belongs in a lowering-time arch check")
+CODEGEN_SASS_FAILED = _code("CODEGEN_SASS_FAILED", "the disassembler could not read the cubin",
+                            "pass the cubin bytes of a CompiledArtifact; a truncated or corrupted cubin cannot be read")
+# --- runtime (tessera.runtime: device, load, launch) -------------------------------
+RUNTIME_NO_DEVICE = _code("RUNTIME_NO_DEVICE", "no CUDA device is available",
+                          "run on a machine with an NVIDIA GPU and driver, or use the CPU reference interpreter "
+                          "explicitly")
+RUNTIME_LOAD_FAILED = _code("RUNTIME_LOAD_FAILED", "the cubin could not be loaded for this device",
+                            "recompile for the device's arch (tessera.runtime.device_info().arch); a cubin whose bytes "
+                            "do not match its hash is never loaded")
+RUNTIME_ARG_INVALID = _code("RUNTIME_ARG_INVALID", "a launch argument does not fit its kernel parameter",
+                            "pass one argument per parameter: device arrays (torch/cupy, __cuda_array_interface__ or "
+                            "DLPack) or numpy arrays of the declared dtype, C-contiguous and large enough; ints and "
+                            "floats in range")
+RUNTIME_LAUNCH_FAILED = _code("RUNTIME_LAUNCH_FAILED", "the kernel launch or its execution failed",
+                              "read the driver error in the message: check grid, block, shared memory and the "
+                              "kernel's memory accesses (an execution fault poisons the CUDA context)")
+
+
+# --- nv target (lower-tile-to-nv, tessera.ir.nv_ops) and CUDA emission ------------
+NV_ARCH_UNSUPPORTED = _code("NV_ARCH_UNSUPPORTED", "an instruction or fragment family needs an arch the target is not",
+                            "mma.sync and cp.async need sm_80 or newer, wgmma needs sm_90a exactly: pick a family "
+                            "the arch has (tile-to-fragments with the same arch does) or another arch")
+NV_OP_INVALID = _code("NV_OP_INVALID", "an nv op failed a structural check",
+                      "read the message: it names the operand, its type and the rule (register counts follow the "
+                      "lane map or the blocked distribution)")
+NV_LOWER_UNSUPPORTED = _code("NV_LOWER_UNSUPPORTED", "lower-tile-to-nv cannot lower this op or type",
+                             "read the message for what is supported; run tile-to-fragments first so that every "
+                             "tile.mma is a fragment_mma of a family the arch has")
+NV_THREADS_MISMATCH = _code("NV_THREADS_MISMATCH", "fragment ops of one kernel use warp grids of different sizes",
+                            "use warps [wm, wn] with one product wm*wn in every fragment op of a kernel, or set "
+                            "the func attribute nv.num_threads to 32*wm*wn")
+NV_SMEM_OVERFLOW = _code("NV_SMEM_OVERFLOW", "the kernel needs more shared memory than the arch has per CTA",
+                         "use smaller tiles or fewer pipeline stages (sm_80: 163 KiB, sm_86/sm_89: 99 KiB, "
+                         "sm_90: 227 KiB)")
+EMIT_UNKNOWN_OP = _code("EMIT_UNKNOWN_OP", "CUDA emission met an op it has no text for",
+                        "only nv, arith, math, scf.for/yield and func ops can be emitted: run lower-tile-to-nv "
+                        "(every pipeline that runs a generator must include it)")
+EMIT_UNSUPPORTED = _code("EMIT_UNSUPPORTED", "CUDA emission cannot express a value or type",
+                         "read the message: kernel arguments are memrefs and index/integer/float scalars, memrefs "
+                         "are kernel arguments, one func.func per kernel")
 
 def all_codes() -> dict[str, Code]:
     return dict(_REGISTRY)

@@ -1,0 +1,236 @@
+"""Kernel signatures and argument binding: check every argument before anything runs.
+
+A signature is a tuple of `Param`s, one per kernel parameter, in order. The
+binder is built once per loaded kernel, with one small converter per
+parameter, so a warm launch does no per-call type dispatch beyond what the
+argument itself needs. Binding touches no CUDA API: it turns arguments into
+raw values (device pointers and scalars) plus the numpy arrays that must be
+copied in and out, or raises RUNTIME_ARG_INVALID naming the argument - so a
+bad call never writes an output buffer.
+
+Pointer parameters accept: an int (a raw device pointer, trusted as is); a
+torch CUDA tensor or any object with `__cuda_array_interface__` or `__dlpack__`
+(cupy, ...), used in place; a cuda.core Buffer; or a numpy array, copied to the
+device and back.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tessera.ir.diagnostics import RUNTIME_ARG_INVALID
+from tessera.runtime.errors import RuntimeLaunchError
+
+SCALAR_CTYPES = {"i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64, "u64": ctypes.c_uint64,
+                 "f32": ctypes.c_float, "f64": ctypes.c_double}
+INT_RANGES = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1), "i64": (-2**63, 2**63 - 1), "u64": (0, 2**64 - 1)}
+# element type -> numpy dtype name (ml_dtypes supplies 'bfloat16')
+ELEM_DTYPES = {"f64": "float64", "f32": "float32", "f16": "float16", "bf16": "bfloat16", "i64": "int64",
+               "u64": "uint64", "i32": "int32", "u32": "uint32", "i16": "int16", "u16": "uint16", "i8": "int8",
+               "u8": "uint8"}
+ITEMSIZE = {e: int(e.lstrip("bfiu")) // 8 for e in ELEM_DTYPES}
+INTENTS = ("in", "out", "inout")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel parameter. kind is 'ptr' or a scalar type (i32 u32 i64 u64 f32 f64).
+
+    For 'ptr': `elem` is the element type, `extent` the minimum element count as a
+    product of ints and names of integer scalar parameters (() = not checked),
+    and `intent` says whether a copied-in numpy array is copied back ('in' is not)
+    and whether a read-only array is acceptable (only for 'in').
+    """
+
+    name: str
+    kind: str
+    elem: str | None = None
+    extent: tuple[int | str, ...] = ()
+    intent: str = "inout"
+
+    @property
+    def ctype(self):
+        return ctypes.c_uint64 if self.kind == "ptr" else SCALAR_CTYPES[self.kind]
+
+
+def ptr(name: str, elem: str, extent: int | str | tuple = (), intent: str = "inout") -> Param:
+    """A pointer parameter: `ptr('c', 'f32', extent='n', intent='out')`."""
+    if not isinstance(extent, tuple):
+        extent = (extent,)
+    return Param(name, "ptr", elem, extent, intent)
+
+
+def scalar(name: str, kind: str) -> Param:
+    """A by-value parameter: `scalar('n', 'i32')`."""
+    return Param(name, kind)
+
+
+@dataclass
+class Bound:
+    values: list             # one int or float per parameter (pointers filled in for host arrays at launch)
+    host: list               # (param index, contiguous numpy array, copy back?) to stage through the device
+
+
+class ArgBinder:
+    """Checks a signature once, then binds argument tuples to raw values."""
+
+    def __init__(self, params, kernel: str, device_index: int = 0):
+        self.params = tuple(params)
+        self.kernel = kernel
+        self.device_index = device_index
+        self._check_signature()
+        self._convert = tuple(self._converter(i, p) for i, p in enumerate(self.params))
+        self._extents = tuple((i, p) for i, p in enumerate(self.params) if p.kind == "ptr" and p.extent)
+        self._index = {p.name: i for i, p in enumerate(self.params)}
+
+    def fail(self, param: Param | None, message: str) -> RuntimeLaunchError:
+        where = f"argument {param.name!r} ({self._describe(param)}) " if param is not None else ""
+        return RuntimeLaunchError(RUNTIME_ARG_INVALID, f"{where}{message}", kernel=self.kernel)
+
+    @staticmethod
+    def _describe(p: Param) -> str:
+        return f"{p.elem}* {p.intent}" if p.kind == "ptr" else p.kind
+
+    def _check_signature(self) -> None:
+        names = set()
+        for p in self.params:
+            if not isinstance(p, Param) or p.name in names:
+                raise self.fail(None, f"signature entries must be Params with unique names, got {p!r}")
+            names.add(p.name)
+            if p.kind == "ptr":
+                if p.elem not in ELEM_DTYPES or p.intent not in INTENTS:
+                    raise self.fail(p, f"elem must be one of {sorted(ELEM_DTYPES)} and intent one of {INTENTS}")
+            elif p.kind not in SCALAR_CTYPES:
+                raise self.fail(p, f"kind must be 'ptr' or one of {sorted(SCALAR_CTYPES)}")
+        ints = {p.name for p in self.params if p.kind in INT_RANGES}
+        for p in self.params:
+            for e in p.extent:
+                if not (isinstance(e, int) and e >= 0) and e not in ints:
+                    raise self.fail(p, f"extent term {e!r} is neither a count nor an integer scalar parameter")
+
+    def _converter(self, index: int, p: Param):
+        if p.kind in INT_RANGES:
+            lo, hi = INT_RANGES[p.kind]
+
+            def conv_int(v):
+                if type(v) is not int and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
+                    raise self.fail(p, f"must be an int, got {type(v).__name__}")
+                if not lo <= v <= hi:
+                    raise self.fail(p, f"value {v} is out of range [{lo}, {hi}]")
+                return int(v), None
+            return conv_int
+        if p.kind in ("f32", "f64"):
+            def conv_float(v):
+                if type(v) is not float and (isinstance(v, bool) or not isinstance(v, (int, float, np.number))):
+                    raise self.fail(p, f"must be a float, got {type(v).__name__}")
+                return float(v), None
+            return conv_float
+        return lambda v: self._pointer(p, v)
+
+    def _pointer(self, p: Param, v):
+        """(device pointer or None for a host array, element count or None) after dtype/layout checks."""
+        if type(v) is int:
+            if not 0 <= v < 2**64:
+                raise self.fail(p, f"pointer value {v} is not a 64-bit address")
+            return v, None
+        if isinstance(v, np.ndarray):
+            return self._host_array(p, v)
+        view = _device_view(v)
+        if view is None:
+            raise self.fail(p, f"{type(v).__name__} is not a device array, numpy array, Buffer or int pointer")
+        address, nbytes, dtype, contiguous, readonly, device = view
+        if dtype is not None and dtype != ELEM_DTYPES[p.elem]:
+            raise self.fail(p, f"has dtype {dtype}, expected {ELEM_DTYPES[p.elem]}")
+        if not contiguous:
+            raise self.fail(p, "is not C-contiguous")
+        if readonly and p.intent != "in":
+            raise self.fail(p, "is read-only but the kernel writes it")
+        if device is not None and device != self.device_index:
+            raise self.fail(p, f"lives on device {device}, the kernel on device {self.device_index}")
+        if address % ITEMSIZE[p.elem]:
+            raise self.fail(p, f"address {address:#x} is not aligned to its element size")
+        return address, nbytes // ITEMSIZE[p.elem]
+
+    def _host_array(self, p: Param, a: np.ndarray):
+        if a.dtype.name != ELEM_DTYPES[p.elem]:
+            raise self.fail(p, f"has dtype {a.dtype.name}, expected {ELEM_DTYPES[p.elem]}")
+        if p.intent != "in" and not (a.flags.c_contiguous and a.flags.writeable):
+            raise self.fail(p, "must be a writeable C-contiguous numpy array to be copied back")
+        return None, a.size
+
+    def bind(self, args) -> Bound:
+        """Raw values for `args` (a tuple, one per parameter) or RUNTIME_ARG_INVALID."""
+        if len(args) != len(self.params):
+            raise self.fail(None, f"takes {len(self.params)} arguments "
+                            f"({', '.join(p.name for p in self.params)}), got {len(args)}")
+        values, counts = [], []
+        for conv, a in zip(self._convert, args):
+            value, count = conv(a)
+            values.append(value)
+            counts.append(count)
+        for i, p in self._extents:
+            if counts[i] is None:
+                continue  # raw pointer: nothing to check against
+            need = 1
+            for term in p.extent:
+                need *= term if isinstance(term, int) else values[self._index[term]]
+            if counts[i] < need:
+                raise self.fail(p, f"holds {counts[i]} elements, the launch needs at least {need} "
+                                f"({' * '.join(map(str, p.extent))})")
+        host = [(i, a if a.flags.c_contiguous else np.ascontiguousarray(a), self.params[i].intent != "in")
+                for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+        return Bound(values, host)
+
+
+def _c_strides(shape, itemsize) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for dim in reversed(shape):
+        strides.append(step)
+        step *= dim
+    return tuple(reversed(strides))
+
+
+def _device_view(v):
+    """(address, bytes, dtype name, contiguous, readonly, device) of a device array, or None."""
+    if hasattr(v, "data_ptr") and hasattr(v, "is_cuda"):  # torch.Tensor: its own accessors beat building a CAI dict
+        if not v.is_cuda:
+            return None
+        return (v.data_ptr(), v.numel() * v.element_size(), str(v.dtype).removeprefix("torch."),
+                v.is_contiguous(), False, v.device.index)
+    cai = None
+    if hasattr(v, "__cuda_array_interface__"):
+        try:
+            cai = v.__cuda_array_interface__
+        except (TypeError, AttributeError, RuntimeError):  # torch bf16 has no CAI typestr: use DLPack below
+            cai = None
+    if cai is not None:
+        dtype = np.dtype(cai["typestr"])
+        shape = tuple(cai["shape"])
+        strides = cai.get("strides")
+        count = math.prod(shape)
+        contiguous = strides is None or count <= 1 or tuple(strides) == _c_strides(shape, dtype.itemsize)
+        address, readonly = cai["data"]
+        return int(address), count * dtype.itemsize, dtype.name, contiguous, bool(readonly), None
+    if hasattr(v, "__dlpack__"):
+        from cuda.core.utils import StridedMemoryView
+        try:
+            view = StridedMemoryView(v, stream_ptr=-1)
+            dtype = np.dtype(view.dtype)
+        except Exception:  # not a device array, or a dtype DLPack cannot name: the caller reports the type
+            return None
+        if not view.is_device_accessible:
+            return None
+        shape = tuple(view.shape)
+        count = math.prod(shape)
+        strides = view.strides  # in elements; None when C-contiguous
+        contiguous = strides is None or count <= 1 or tuple(strides) == _c_strides(shape, 1)
+        return (int(view.ptr), count * dtype.itemsize, dtype.name, contiguous, bool(view.readonly),
+                view.device_id)
+    handle, size = getattr(v, "handle", None), getattr(v, "size", None)
+    if handle is not None and isinstance(size, int) and type(v).__name__ == "Buffer":
+        return int(handle), size, None, True, False, None
+    return None

@@ -1,0 +1,290 @@
+"""Load a verified cubin and launch it with strict dispatch.
+
+`load` refuses, with RUNTIME_LOAD_FAILED, a cubin whose bytes do not match
+its hash, one built for an arch the device cannot run, one the driver rejects,
+and a kernel whose parameter list differs from the declared signature. A
+`LoadedKernel.launch` either enqueues exactly that kernel and returns a
+`LaunchResult` naming lane 'cuda', the artifact hash and the kernel, or raises
+a coded `RuntimeLaunchError`; there is no fallback (DESIGN.md section 3, lesson 5).
+
+Launches go through the driver's cuLaunchKernel with a parameter block built
+once at load time (one ctypes slot per parameter, and the array of their
+addresses): a warm launch only writes the slots. cuda.core's generic `launch`
+re-inspects every argument's Python type on every call, which is the overhead
+this module exists to avoid; cuda.core still loads the module and owns the
+context.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import threading
+from dataclasses import dataclass
+
+from tessera.codegen.nvrtc import CompiledArtifact
+from tessera.ir.diagnostics import RUNTIME_ARG_INVALID, RUNTIME_LAUNCH_FAILED, RUNTIME_LOAD_FAILED
+from tessera.runtime.args import ArgBinder
+from tessera.runtime.device import can_run, device_info, ensure_current
+from tessera.runtime.errors import RuntimeLaunchError, driver_error_name
+
+DEFAULT_DYNAMIC_SMEM = 48 * 1024  # what a kernel may use before it must opt in
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+# struct code of each parameter kind; every parameter gets its own 8-byte, 8-aligned slot
+SLOT_FORMATS = {"ptr": "Q", "u64": "Q", "i64": "q", "f64": "d", "i32": "i4x", "u32": "I4x", "f32": "f4x"}
+BLOCK_LIMITS = (1024, 1024, 64)
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    """What ran: always lane 'cuda' here; `synchronized` says whether completion was checked."""
+
+    lane: str
+    artifact_hash: str
+    kernel: str
+    arch: str
+    synchronized: bool
+
+
+def _driver():
+    from cuda.bindings import driver
+    return driver
+
+
+def _describe(driver, err) -> str:
+    try:
+        code, text = driver.cuGetErrorString(err)
+        detail = text.decode() if code == driver.CUresult.CUDA_SUCCESS and text else ""
+    except Exception:  # the name alone still says what went wrong
+        detail = ""
+    return f"{driver_error_name(err)}" + (f" ({detail})" if detail else "")
+
+
+def _dims(value, what: str, limits, kernel: str) -> tuple[int, int, int]:
+    dims = (value,) if isinstance(value, int) else tuple(value) if isinstance(value, (tuple, list)) else None
+    if dims is None or not 1 <= len(dims) <= 3 or not all(type(d) is int and d >= 1 for d in dims):
+        raise RuntimeLaunchError(RUNTIME_LAUNCH_FAILED, f"{what} must be a positive int or 1 to 3 positive ints, "
+                                 f"got {value!r}", kernel=kernel)
+    dims = dims + (1,) * (3 - len(dims))
+    for d, limit, axis in zip(dims, limits, "xyz"):
+        if d > limit:
+            raise RuntimeLaunchError(RUNTIME_LAUNCH_FAILED, f"{what}.{axis} = {d} exceeds the limit {limit}",
+                                     kernel=kernel)
+    return dims
+
+
+def _stream_handle(driver, stream, kernel: str):
+    """A CUstream for None, an int handle, a CUstream, or a cuda.core/torch/cupy stream object."""
+    if isinstance(stream, driver.CUstream):
+        return stream
+    if type(stream) is int:
+        return driver.CUstream(stream)
+    proto = getattr(stream, "__cuda_stream__", None)
+    if proto is not None:
+        return driver.CUstream(int((proto() if callable(proto) else proto)[1]))
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        handle = getattr(stream, attr, None)
+        if isinstance(handle, int):
+            return driver.CUstream(handle)
+    raise RuntimeLaunchError(RUNTIME_ARG_INVALID, f"stream {stream!r} is not a CUDA stream", kernel=kernel)
+
+
+class LoadedKernel:
+    """One kernel of a loaded cubin, its signature bound; see `launch`."""
+
+    def __init__(self, artifact: CompiledArtifact, name: str, binder: ArgBinder, device: int, module, kernel,
+                 attributes: dict):
+        driver = _driver()
+        self.artifact, self.name, self.device = artifact, name, device
+        self._binder, self._module, self._kernel = binder, module, kernel  # the module must outlive launches
+        self.num_regs = attributes["num_regs"]
+        self.local_size_bytes = attributes["local_size_bytes"]
+        self.shared_size_bytes = attributes["shared_size_bytes"]
+        self.max_threads_per_block = attributes["max_threads_per_block"]
+        self._driver = driver
+        self._ok_code = driver.CUresult.CUDA_SUCCESS
+        self._launch_kernel = driver.cuLaunchKernel
+        self._func = driver.CUfunction(int(kernel.handle))  # a CUkernel may be launched as a CUfunction
+        self._null_stream = driver.CUstream(0)
+        # The parameter block: one packed buffer of 8-byte slots and the array of slot addresses
+        # cuLaunchKernel reads; a launch packs the values with one struct call.
+        params = binder.params
+        self._pack_into = struct.Struct("<" + "".join(SLOT_FORMATS[p.kind] for p in params)).pack_into
+        self._slots = (ctypes.c_uint64 * max(1, len(params)))()  # 8-aligned, writable through the buffer protocol
+        base = ctypes.addressof(self._slots)
+        self._param_array = (ctypes.c_void_p * max(1, len(params)))(*(base + 8 * i for i in range(len(params))))
+        self._params_addr = ctypes.addressof(self._param_array) if params else None
+        # exact Python types of a warm call that needs no conversion: int for pointers and integers
+        self._plain_types = tuple(float if p.kind in ("f32", "f64") else int for p in params)
+        self._configs: dict = {}
+        self._dynamic_smem_limit = DEFAULT_DYNAMIC_SMEM
+        self._lock = threading.Lock()
+        self._result = LaunchResult("cuda", artifact.sha256, name, artifact.arch, False)
+        self._result_synced = LaunchResult("cuda", artifact.sha256, name, artifact.arch, True)
+
+    def fail(self, message: str, code=RUNTIME_LAUNCH_FAILED) -> RuntimeLaunchError:
+        return RuntimeLaunchError(code, message, kernel=self.name)
+
+    def launch(self, grid, block, shared_mem: int = 0, args=(), stream=None, *, sync: bool = False) -> LaunchResult:
+        """Launch on `grid` x `block` with `shared_mem` dynamic shared bytes and `args` (one per parameter).
+
+        `stream` is None (the legacy default stream), a handle int, or a cuda.core /
+        torch / cupy stream. With `sync=True` (implied when any argument is a numpy
+        array, which is copied in and back) the call waits and reports execution faults.
+        """
+        try:
+            cfg = self._configs[(grid, block, shared_mem)]
+        except (KeyError, TypeError):
+            cfg = self._config(grid, block, shared_mem)
+        handle = self._null_stream if stream is None else _stream_handle(self._driver, stream, self.name)
+        if tuple(map(type, args)) != self._plain_types:  # arrays, numpy scalars, ints for floats: convert
+            bound = self._binder.bind(args)
+            if bound.host:
+                self._launch_staged(cfg, bound, handle)
+                return self._result_synced
+            args = bound.values
+        self._enqueue(cfg, args, handle)
+        if sync:
+            self._synchronize(handle)
+            return self._result_synced
+        return self._result
+
+    def _enqueue(self, cfg, values, handle) -> None:
+        lock = self._lock
+        lock.acquire()
+        try:
+            self._pack_into(self._slots, 0, *values)
+            (err,) = self._launch_kernel(self._func, *cfg, handle, self._params_addr, 0)
+        except struct.error:  # a plain int out of its parameter's range: bind names it
+            err = None
+        finally:
+            lock.release()
+        if err is None:
+            self._binder.bind(values)
+            raise self.fail(f"arguments {values!r} do not fit the parameter block", RUNTIME_ARG_INVALID)
+        if err != self._ok_code:
+            raise self.fail(f"cuLaunchKernel failed with {_describe(self._driver, err)}")
+
+    def _synchronize(self, handle) -> None:
+        (err,) = self._driver.cuStreamSynchronize(handle)
+        if err != self._ok_code:
+            raise self.fail(f"the kernel failed while running: {_describe(self._driver, err)}; "
+                            "an execution fault leaves the CUDA context unusable")
+
+    def _config(self, grid, block, shared_mem) -> tuple[int, ...]:
+        g = _dims(grid, "grid", GRID_LIMITS, self.name)
+        b = _dims(block, "block", BLOCK_LIMITS, self.name)
+        if b[0] * b[1] * b[2] > self.max_threads_per_block:
+            raise self.fail(f"block {b} has {b[0] * b[1] * b[2]} threads; this kernel allows at most "
+                            f"{self.max_threads_per_block}")
+        if type(shared_mem) is not int or shared_mem < 0:
+            raise self.fail(f"shared_mem must be a non-negative int of bytes, got {shared_mem!r}")
+        if shared_mem > self._dynamic_smem_limit:
+            self._opt_in_shared_memory(shared_mem)
+        cfg = (*g, *b, shared_mem)
+        try:
+            self._configs[(grid, block, shared_mem)] = cfg
+        except TypeError:  # a list grid or block: valid, just not memoisable
+            pass
+        return cfg
+
+    def _opt_in_shared_memory(self, nbytes: int) -> None:
+        driver = self._driver
+        attr = driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        err, optin = driver.cuDeviceGetAttribute(attr, self.device)
+        if err == self._ok_code and self.shared_size_bytes + nbytes > optin:
+            raise self.fail(f"{nbytes} B of dynamic plus {self.shared_size_bytes} B of static shared memory "
+                            f"exceed the device's {optin} B per block")
+        (err,) = driver.cuKernelSetAttribute(
+            driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes,
+            self._kernel.handle, self.device)
+        if err != self._ok_code:
+            raise self.fail(f"could not allow {nbytes} B of dynamic shared memory: {_describe(driver, err)}")
+        self._dynamic_smem_limit = nbytes
+
+    def _launch_staged(self, cfg, bound, handle) -> None:
+        """Copy numpy arrays in, launch, copy 'out'/'inout' arrays back, wait; free on every path."""
+        driver, values, allocs = self._driver, list(bound.values), []
+        try:
+            for index, array, _ in bound.host:
+                err, dptr = driver.cuMemAlloc(max(array.nbytes, 1))
+                if err != self._ok_code:
+                    raise self.fail(f"could not allocate {array.nbytes} B for argument "
+                                    f"{self._binder.params[index].name!r}: {_describe(driver, err)}")
+                allocs.append(dptr)
+                if array.nbytes:
+                    (err,) = driver.cuMemcpyHtoDAsync(dptr, array.ctypes.data, array.nbytes, handle)
+                    if err != self._ok_code:
+                        raise self.fail(f"copy-in failed: {_describe(driver, err)}")
+                values[index] = int(dptr)
+            self._enqueue(cfg, values, handle)
+            for (_, array, back), dptr in zip(bound.host, allocs):
+                if back and array.nbytes:
+                    (err,) = driver.cuMemcpyDtoHAsync(array.ctypes.data, dptr, array.nbytes, handle)
+                    if err != self._ok_code:
+                        raise self.fail(f"copy-out failed: {_describe(driver, err)}")
+            self._synchronize(handle)
+        finally:
+            if allocs:
+                driver.cuStreamSynchronize(handle)  # never free memory a queued copy may still touch
+                for dptr in allocs:
+                    driver.cuMemFree(dptr)
+
+
+_loaded: dict[tuple, LoadedKernel] = {}
+
+
+def load(artifact: CompiledArtifact, kernel: str, signature, *, device: int = 0) -> LoadedKernel:
+    """Load `kernel` (its name, or a name expression of the artifact) from a verified artifact.
+
+    `signature` is a sequence of `tessera.runtime.args.Param` (see `ptr`, `scalar`).
+    Loaded kernels are memoised per (cubin hash, kernel, signature, device).
+    """
+    if not isinstance(artifact, CompiledArtifact):
+        raise RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"expected a CompiledArtifact, got {type(artifact).__name__}",
+                                 kernel=kernel)
+    if not artifact.verify():
+        raise RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"the cubin's bytes do not match its sha256 "
+                                 f"{artifact.sha256[:16]}...: corrupted or modified, refusing to load", kernel=kernel)
+    key = (artifact.sha256, kernel, tuple(signature), device)
+    hit = _loaded.get(key)
+    if hit is not None:
+        return hit
+    binder = ArgBinder(signature, kernel, device)
+    ensure_current(device)
+    info = device_info(device)
+    if not can_run(artifact.arch, info.compute_capability):
+        raise RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"the cubin targets {artifact.arch}; device {device} "
+                                 f"({info.name}) is {info.arch} and cannot run it", kernel=kernel)
+    from cuda.core import ObjectCode
+    failure = None
+    try:
+        module = ObjectCode.from_cubin(artifact.cubin, name=artifact.program_name,
+                                       symbol_mapping=dict(artifact.symbol_mapping))
+        handle = module.get_kernel(kernel)
+        # Reading per-device attributes makes the driver load the code for this device now:
+        # with lazy module loading (the default) a bad image would otherwise surface at first launch.
+        attrs = handle.attributes[device]
+        attributes = {name: getattr(attrs, name) for name in
+                      ("num_regs", "local_size_bytes", "shared_size_bytes", "max_threads_per_block")}
+    except Exception as exc:  # cuda.core raises CUDAError carrying the driver's error name
+        failure = f"{type(exc).__name__}: {exc}"
+    if failure is not None:  # raised outside the except block so no traceback cycle keeps cuda.core objects
+        raise RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"the driver could not load {kernel!r} from the cubin: "
+                                 f"{failure}", kernel=kernel)
+    _check_parameters(handle, binder, kernel)
+    loaded = LoadedKernel(artifact, kernel, binder, device, module, handle, attributes)
+    _loaded[key] = loaded
+    return loaded
+
+
+def _check_parameters(handle, binder: ArgBinder, kernel: str) -> None:
+    """Compare the kernel's parameter sizes (from the driver) with the declared signature."""
+    try:
+        sizes = [int(getattr(info, "size", None) or info[1]) for info in handle.arguments_info]
+    except Exception:  # drivers before 12.4 cannot say: rely on the signature alone
+        return
+    declared = [ctypes.sizeof(p.ctype) for p in binder.params]
+    if sizes != declared:
+        raise RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"the kernel takes {len(sizes)} parameters of sizes {sizes} "
+                                 f"bytes; the signature declares {len(declared)} of sizes {declared}", kernel=kernel)
