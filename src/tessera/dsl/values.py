@@ -1,0 +1,172 @@
+"""What a kernel body holds while it is traced: traced SSA values, tensors and poison.
+
+`Traced` is the base of `Tile` and `Scalar`: an SSA value plus the scope
+(function body or loop body) it was defined in. `Tensor` is a memref kernel
+argument; its `.shape` gives static dims as ints and symbolic dims as index
+scalars. `Poison` stands for a name that a tl.range loop body defined and
+that is not loop-carried: any use of it after the loop is an error naming
+the line that defined it.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import memref
+from xdsl.ir import SSAValue
+
+from tessera.dsl import builder as B
+from tessera.dsl import dtypes as T
+from tessera.dsl.errors import KernelError
+from tessera.ir import diagnostics as D
+
+
+class Traced:
+    """An SSA value produced during tracing and the scope that defines it."""
+
+    __slots__ = ("_value", "scope")
+
+    def __init__(self, value: SSAValue, scope: B.Scope):
+        self._value = value
+        self.scope = scope
+
+    def ssa(self, state: B.TraceState) -> SSAValue:
+        """The SSA value for use as an operand in the open scope (checked for loop escapes)."""
+        state.check_visible(self.scope)
+        return self._value
+
+    @property
+    def ir_type(self):
+        return self._value.type
+
+    @property
+    def dtype(self) -> T.DType:
+        raise NotImplementedError
+
+    def _no_python_value(self, what: str, hint: str | None = None):
+        raise KernelError(D.DSL_TRACED_BOOL, f"{what} of a traced {type(self).__name__.lower()} is not known while "
+                                             "tracing (it is computed when the kernel runs)", hint=hint)
+
+    def __bool__(self):
+        self._no_python_value("the truth value (for if, while, and, or, not)")
+
+    def __index__(self):
+        self._no_python_value("the integer value", hint="loop over traced bounds with tl.range(...); tile shapes "
+                                                        "are Python ints (meta-parameters or static tensor dims)")
+
+    __int__ = __index__
+
+    def __float__(self):
+        self._no_python_value("the float value")
+
+    __hash__ = object.__hash__
+
+
+class Poison:
+    """A name defined inside a tl.range loop body and read after the loop."""
+
+    __slots__ = ("_name", "_line", "_why")
+
+    def __init__(self, name: str, line: int, why: str = "defined inside"):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_line", line)
+        object.__setattr__(self, "_why", why)
+
+    def fail(self):
+        if self._why == "defined inside":
+            raise KernelError(D.DSL_LOOP_ESCAPE, f"'{self._name}' is defined inside the loop at line {self._line} "
+                                                 "and used outside it")
+        raise KernelError(D.DSL_LOOP_ESCAPE, f"'{self._name}' is {self._why}")
+
+    def __repr__(self) -> str:
+        return f"<'{self._name}' from the tl.range loop at line {self._line}: not usable here>"
+
+    def __getattr__(self, attr):
+        self.fail()
+
+    def __setattr__(self, attr, value):
+        self.fail()
+
+    def __call__(self, *args, **kwargs):
+        self.fail()
+
+
+def _poison_op(name):
+    def op(self, *args):
+        self.fail()
+    op.__name__ = name
+    return op
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__neg__", "__pos__", "__abs__", "__lt__",
+              "__le__", "__gt__", "__ge__", "__and__", "__rand__", "__or__", "__ror__", "__invert__", "__bool__",
+              "__index__", "__int__", "__float__", "__iter__", "__len__", "__getitem__", "__matmul__", "__eq__",
+              "__ne__"):
+    setattr(Poison, _name, _poison_op(_name))
+Poison.__hash__ = object.__hash__  # type: ignore[method-assign]
+
+
+def reject_poison(x: object) -> None:
+    if isinstance(x, Poison):
+        x.fail()
+
+
+class Tensor:
+    """A tensor (memref) argument of the kernel: load tiles from it, store tiles into it."""
+
+    def __init__(self, value: SSAValue, spec, name: str, state: B.TraceState):
+        self._value = value
+        self.spec = spec
+        self.name = name
+        self._state = state
+
+    @property
+    def dtype(self) -> T.DType:
+        return self.spec.dtype
+
+    @property
+    def rank(self) -> int:
+        return self.spec.rank
+
+    ndim = rank
+
+    def ssa(self, state: B.TraceState) -> SSAValue:
+        return self._value
+
+    @property
+    def shape(self) -> tuple:
+        """Static dims as Python ints; symbolic dims as index Scalars (memref.dim, read once per symbol)."""
+        return tuple(self._dim(i) for i in range(self.rank))
+
+    def _dim(self, i: int):
+        d = self.spec.shape[i]
+        return d if isinstance(d, int) else self.dim(i)
+
+    def dim(self, i: int):
+        """Dim `i` as an index Scalar read with memref.dim (also for static dims); one read per symbol."""
+        from tessera.dsl.scalar import Scalar, const_index
+
+        if isinstance(i, bool) or not isinstance(i, int) or not -self.rank <= i < self.rank:
+            raise KernelError(D.DSL_AXIS_INVALID, f"dim {i!r} is out of range for rank-{self.rank} tensor '{self.name}'")
+        i %= self.rank
+        d = self.spec.shape[i]
+        key = ("dim", d) if isinstance(d, str) else ("static_dim", self.name, i)
+        state = self._state
+        idx = const_index(state, i)
+        op = state.hoisted(key, lambda: memref.DimOp(self._value, idx))
+        return Scalar(op.results[0], state.root)
+
+    def __repr__(self) -> str:
+        return f"<tensor '{self.name}' {self.spec}>"
+
+    def __bool__(self):
+        raise KernelError(D.DSL_TRACED_BOOL, f"tensor '{self.name}' has no truth value; to test an optional "
+                                             "argument write `if X is not None:`")
+
+    def _not_a_tile(self, *args):
+        raise KernelError(D.DSL_OPERAND_INVALID, f"'{self.name}' is a tensor in global memory, not a tile; "
+                                                 f"load a tile from it first with tl.load({self.name}, offsets, shape)")
+
+    __getitem__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _not_a_tile
+    __truediv__ = __rtruediv__ = __neg__ = __matmul__ = __lt__ = __gt__ = __le__ = __ge__ = _not_a_tile
+    __iter__ = _not_a_tile
+

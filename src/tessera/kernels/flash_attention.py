@@ -1,0 +1,98 @@
+"""Flash attention forward as a tile program: O = softmax(scale * Q @ K^T + mask) @ V, and its log-sum-exp.
+
+Run-time arguments, in order (see `flash_attention.params`):
+  Q    [B, H, S_q, D]       bf16, f16 or f32 (D static: 64 or 128 in the shipped configs)
+  K    [B, H_kv, S_k, D]    same dtype; grouped-query attention: head h reads kv head h // (H // H_kv)
+  V    [B, H_kv, S_k, D]
+  O    [B, H, S_q, D]       output, Q's dtype
+  LSE  [B, H, S_q] f32      output: natural-log log-sum-exp of each row's scaled, masked scores
+  scale  f32 scalar         (usually 1/sqrt(D))
+Meta-parameters: BLOCK_M (query rows per program), BLOCK_N (keys per step), CAUSAL.
+
+Causal masking is top-left aligned, as torch SDPA's is_causal: query i sees keys
+j <= i. Keys j >= S_k are masked with -inf; padded query rows are dropped on
+store. The online softmax works in base 2: scores are multiplied by
+scale*log2(e) so exp2 replaces exp, and LSE = m_i*ln(2) + log(l_i) converts back.
+A row whose keys are all masked gets O = 0 and LSE = -inf, never NaN.
+Grid: `grid(B, H, S_q, **meta)` = (cdiv(S_q, BLOCK_M), B*H).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tessera.dsl import kernel, tl
+
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
+NEG_INF = float("-inf")
+
+
+@kernel
+def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=128, BLOCK_N=64, CAUSAL=False):
+    H, S_q, D = Q.shape[1], Q.shape[2], Q.shape[3]
+    H_kv, S_k = K.shape[1], K.shape[2]
+    m0 = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    b = bh // H
+    h = bh % H
+    h_kv = h // (H // H_kv)
+    q = tl.load(Q, [b, h, m0, 0], (BLOCK_M, D))                          # gQ: BLOCK_M x D
+    qk_scale = scale * LOG2E
+    m_i = tl.full((BLOCK_M, 1), NEG_INF, tl.f32)                         # running row max (base-2 units)
+    l_i = tl.zeros((BLOCK_M, 1), tl.f32)                                 # running row sum of exp2
+    acc = tl.zeros((BLOCK_M, D), tl.f32)                                 # frag acc: BLOCK_M x D
+    rows = m0 + tl.arange((BLOCK_M, 1), 0)                               # query index per row
+    hi = tl.minimum(S_k, m0 + BLOCK_M) if CAUSAL else S_k
+    for n0 in tl.range(0, hi, BLOCK_N):
+        k = tl.load(K, [b, h_kv, n0, 0], (BLOCK_N, D))                   # gK: BLOCK_N x D
+        v = tl.load(V, [b, h_kv, n0, 0], (BLOCK_N, D))                   # gV: BLOCK_N x D
+        s = tl.dot(q, k.T) * qk_scale                                    # BLOCK_M x BLOCK_N, f32
+        cols = n0 + tl.arange((1, BLOCK_N), 1)                           # key index per column
+        visible = cols < S_k
+        if CAUSAL:
+            visible = visible & (cols <= rows)
+        s = tl.where(visible, s, NEG_INF)
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        m_safe = tl.where(m_new == NEG_INF, 0.0, m_new)                  # all-masked rows: exp2(-inf - 0) = 0
+        p = tl.exp2(s - m_safe)
+        rescale = tl.exp2(m_i - m_safe)
+        l_i = l_i * rescale + tl.sum(p, 1)
+        acc = tl.dot(p.to(v.dtype), v, acc * rescale)
+        m_i = m_new
+    empty = l_i == 0.0
+    out = acc / tl.where(empty, 1.0, l_i)
+    tl.store(O, [b, h, m0, 0], out.to(O.dtype))
+    lse = tl.where(empty, NEG_INF, m_i * LN2 + tl.log(tl.where(empty, 1.0, l_i)))
+    tl.store(LSE, [b, h, m0], lse.T)                                     # 1 x BLOCK_M row of LSE[b, h, :]
+
+
+def grid(B: int, H: int, S_q: int, BLOCK_M: int = 128, **_meta) -> tuple[int, int]:
+    """Launch grid: (query blocks, batch * heads)."""
+    return (tl.cdiv(S_q, BLOCK_M), B * H)
+
+
+def reference_attention(Q, K, V, scale: float | None = None, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """float64 numpy reference: (O [B, H, S_q, D], LSE [B, H, S_q]) with the kernel's masking rules."""
+    q, k, v = (np.asarray(x, dtype=np.float64) for x in (Q, K, V))
+    B, H, S_q, D = q.shape
+    H_kv, S_k = k.shape[1], k.shape[2]
+    if scale is None:
+        scale = 1.0 / math.sqrt(D)
+    group = H // H_kv
+    k = np.repeat(k, group, axis=1)
+    v = np.repeat(v, group, axis=1)
+    s = scale * np.einsum("bhid,bhjd->bhij", q, k)
+    if causal:
+        mask = np.arange(S_k)[None, :] <= np.arange(S_q)[:, None]
+        s = np.where(mask, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True) if S_k else np.full((B, H, S_q, 1), -np.inf)
+    m_safe = np.where(np.isfinite(m), m, 0.0)
+    p = np.exp(s - m_safe)
+    l = p.sum(axis=-1, keepdims=True)
+    o = np.einsum("bhij,bhjd->bhid", p, v) / np.where(l == 0, 1.0, l)
+    with np.errstate(divide="ignore"):
+        lse = np.where(l == 0, -np.inf, m_safe + np.log(np.where(l == 0, 1.0, l)))
+    return o, lse[..., 0]

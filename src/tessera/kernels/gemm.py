@@ -1,0 +1,107 @@
+"""GEMM with a fused epilogue, as a tile program: C = act(alpha*A@B + beta*C + bias) + residual.
+
+Run-time arguments, in order (see `gemm.params`):
+  A         [M, K] row-major, or [K, M] when TRANS_A (a column-major MxK A)
+  B         [K, N] row-major, or [N, K] when TRANS_B
+  C         [M, N] output (and input when beta is given); its dtype is the output dtype
+  bias      [1, N] per-column bias (a row vector: tiles cannot gain a rank), or None
+  residual  [M, N] added after the activation, or None
+  alpha     f32 scalar
+  beta      f32 scalar, or None: None means C is never read (NaN in C cannot leak)
+Meta-parameters: BM, BN, BK (tile sizes), TRANS_A, TRANS_B, ACTIVATION in
+{"none", "relu", "gelu", "silu"}; gelu is the exact erf form
+0.5*x*(1 + erf(x/sqrt(2))) (PyTorch's default), not the tanh approximation.
+
+Inputs are bf16, f16 or f32 (A and B alike); products accumulate in f32 and the
+epilogue runs in f32. Any M, N, K: loads past an edge read 0 (which adds
+nothing to the dot) and stores past an edge are dropped. Grid: `grid(M, N, **meta)`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tessera.dsl import KernelError, kernel, tl
+from tessera.ir import diagnostics as D
+
+ACTIVATIONS = ("none", "relu", "gelu", "silu")
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+
+
+@kernel
+def gemm(A, B, C, bias, residual, alpha, beta, *, BM=128, BN=128, BK=32, TRANS_A=False, TRANS_B=False,
+         ACTIVATION="none"):
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    K = A.shape[0] if TRANS_A else A.shape[1]
+    acc = tl.zeros((BM, BN), tl.f32)                                  # frag acc: BM x BN, f32
+    for k in tl.range(0, K, BK):
+        if TRANS_A:
+            a = tl.load(A, [k, m0], (BK, BM)).T                         # gA: BK x BM -> BM x BK
+        else:
+            a = tl.load(A, [m0, k], (BM, BK))                           # gA: BM x BK
+        if TRANS_B:
+            b = tl.load(B, [n0, k], (BN, BK)).T                         # gB: BN x BK -> BK x BN
+        else:
+            b = tl.load(B, [k, n0], (BK, BN))                           # gB: BK x BN
+        acc = tl.dot(a, b, acc)
+    acc = acc * alpha
+    if beta is not None:
+        acc = acc + tl.load(C, [m0, n0], (BM, BN)).to(tl.f32) * beta   # gC: BM x BN
+    if bias is not None:
+        acc = acc + tl.load(bias, [0, n0], (1, BN)).to(tl.f32)         # gbias: 1 x BN, broadcast over rows
+    acc = activation(acc, ACTIVATION)
+    if residual is not None:
+        acc = acc + tl.load(residual, [m0, n0], (BM, BN)).to(tl.f32)   # gR: BM x BN
+    tl.store(C, [m0, n0], acc.to(C.dtype))
+
+
+def activation(x, kind: str):
+    """The epilogue activation on an f32 tile; a plain helper, traced where the kernel calls it."""
+    if kind == "relu":
+        return tl.maximum(x, 0.0)
+    if kind == "gelu":
+        return x * (1.0 + tl.erf(x * _SQRT1_2)) * 0.5
+    if kind == "silu":
+        return x / (1.0 + tl.exp(-x))
+    if kind != "none":
+        raise KernelError(D.DSL_META_INVALID, f"ACTIVATION={kind!r} is not one of {', '.join(ACTIVATIONS)}")
+    return x
+
+
+def grid(M: int, N: int, BM: int = 128, BN: int = 128, **_meta) -> tuple[int, int]:
+    """Launch grid: one program per BM x BN tile of C."""
+    return (tl.cdiv(M, BM), tl.cdiv(N, BN))
+
+
+def reference_gemm(A, B, C=None, bias=None, residual=None, alpha=1.0, beta=None, *, trans_a=False,
+                   trans_b=False, activation="none") -> np.ndarray:
+    """float64 numpy reference of the kernel's math (A, B as stored: transposed layouts when trans_*)."""
+    a = np.asarray(A, dtype=np.float64)
+    b = np.asarray(B, dtype=np.float64)
+    a = a.T if trans_a else a
+    b = b.T if trans_b else b
+    out = alpha * (a @ b)
+    if beta is not None:
+        out = out + beta * np.asarray(C, dtype=np.float64)
+    if bias is not None:
+        out = out + np.asarray(bias, dtype=np.float64).reshape(1, -1)
+    out = reference_activation(out, activation)
+    if residual is not None:
+        out = out + np.asarray(residual, dtype=np.float64)
+    return out
+
+
+def reference_activation(x: np.ndarray, activation: str) -> np.ndarray:
+    if activation == "none":
+        return x
+    if activation == "relu":
+        return np.maximum(x, 0.0)
+    if activation == "gelu":
+        from math import erf
+        return 0.5 * x * (1.0 + np.vectorize(erf)(x * _SQRT1_2))
+    if activation == "silu":
+        return x / (1.0 + np.exp(-x))
+    raise ValueError(f"activation={activation!r} is not one of {ACTIVATIONS}")
