@@ -5,6 +5,7 @@
 #   ./run.sh test   the test suite (unit + lit), as CI runs it
 set -euo pipefail
 cd "$(dirname "$0")"
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}  # tile-sized matmuls: threads cost more than they give
 VENV=${TESSERA_VENV:-.venv}
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"

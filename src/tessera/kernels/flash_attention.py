@@ -19,11 +19,10 @@ Grid: `grid(B, H, S_q, **meta)` = (cdiv(S_q, BLOCK_M), B*H).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from tessera.dsl import kernel, tl
+from tessera.reference.oracles import attention_ref
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
@@ -75,24 +74,12 @@ def grid(B: int, H: int, S_q: int, BLOCK_M: int = 128, **_meta) -> tuple[int, in
 
 
 def reference_attention(Q, K, V, scale: float | None = None, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """float64 numpy reference: (O [B, H, S_q, D], LSE [B, H, S_q]) with the kernel's masking rules."""
-    q, k, v = (np.asarray(x, dtype=np.float64) for x in (Q, K, V))
-    B, H, S_q, D = q.shape
-    H_kv, S_k = k.shape[1], k.shape[2]
-    if scale is None:
-        scale = 1.0 / math.sqrt(D)
-    group = H // H_kv
-    k = np.repeat(k, group, axis=1)
-    v = np.repeat(v, group, axis=1)
-    s = scale * np.einsum("bhid,bhjd->bhij", q, k)
-    if causal:
-        mask = np.arange(S_k)[None, :] <= np.arange(S_q)[:, None]
-        s = np.where(mask, s, -np.inf)
-    m = s.max(axis=-1, keepdims=True) if S_k else np.full((B, H, S_q, 1), -np.inf)
-    m_safe = np.where(np.isfinite(m), m, 0.0)
-    p = np.exp(s - m_safe)
-    l = p.sum(axis=-1, keepdims=True)
-    o = np.einsum("bhij,bhjd->bhid", p, v) / np.where(l == 0, 1.0, l)
-    with np.errstate(divide="ignore"):
-        lse = np.where(l == 0, -np.inf, m_safe + np.log(np.where(l == 0, 1.0, l)))
-    return o, lse[..., 0]
+    """The float64 oracle `tessera.reference.oracles.attention_ref`: (O [B, H, S_q, D], LSE [B, H, S_q]).
+
+    With no keys at all (S_k = 0) every row is fully masked: O = 0 and
+    LSE = -inf, as the kernel writes them (the oracle needs at least one key).
+    """
+    if np.shape(K)[2] == 0:
+        B, H, S_q, _ = np.shape(Q)
+        return np.zeros((B, H, S_q, np.shape(V)[3])), np.full((B, H, S_q), -np.inf)
+    return attention_ref(Q, K, V, causal, scale)

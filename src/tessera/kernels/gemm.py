@@ -25,6 +25,7 @@ import numpy as np
 
 from tessera.dsl import KernelError, kernel, tl
 from tessera.ir import diagnostics as D
+from tessera.reference.oracles import gemm_ref
 
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -78,30 +79,14 @@ def grid(M: int, N: int, BM: int = 128, BN: int = 128, **_meta) -> tuple[int, in
 
 def reference_gemm(A, B, C=None, bias=None, residual=None, alpha=1.0, beta=None, *, trans_a=False,
                    trans_b=False, activation="none") -> np.ndarray:
-    """float64 numpy reference of the kernel's math (A, B as stored: transposed layouts when trans_*)."""
-    a = np.asarray(A, dtype=np.float64)
-    b = np.asarray(B, dtype=np.float64)
-    a = a.T if trans_a else a
-    b = b.T if trans_b else b
-    out = alpha * (a @ b)
-    if beta is not None:
-        out = out + beta * np.asarray(C, dtype=np.float64)
-    if bias is not None:
-        out = out + np.asarray(bias, dtype=np.float64).reshape(1, -1)
-    out = reference_activation(out, activation)
-    if residual is not None:
-        out = out + np.asarray(residual, dtype=np.float64)
-    return out
+    """The float64 oracle `tessera.reference.oracles.gemm_ref`, called with this kernel's conventions.
 
-
-def reference_activation(x: np.ndarray, activation: str) -> np.ndarray:
-    if activation == "none":
-        return x
-    if activation == "relu":
-        return np.maximum(x, 0.0)
-    if activation == "gelu":
-        from math import erf
-        return 0.5 * x * (1.0 + np.vectorize(erf)(x * _SQRT1_2))
-    if activation == "silu":
-        return x / (1.0 + np.exp(-x))
-    raise ValueError(f"activation={activation!r} is not one of {ACTIVATIONS}")
+    Arguments follow the kernel's run-time order (A, B as stored: transposed
+    layouts when trans_*); beta=None means C is not read; bias may be the
+    kernel's [1, N] row; activation is the ACTIVATION meta-parameter.
+    """
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation={activation!r} is not one of {ACTIVATIONS}")
+    return gemm_ref(A, B, None if beta is None else C, alpha, 0.0 if beta is None else beta,
+                    None if bias is None else np.reshape(bias, -1), None if activation == "none" else activation,
+                    residual, trans_a=trans_a, trans_b=trans_b)

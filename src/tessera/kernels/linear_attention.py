@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from tessera.dsl import kernel, tl
+from tessera.reference.oracles import linear_attention_ref
 
 
 @kernel
@@ -68,16 +69,5 @@ def grid(B: int, H: int, D_v: int, BLOCK_V: int | None = None, **_meta) -> tuple
 
 
 def reference_linear_attention(Q, K, V, g=None) -> np.ndarray:
-    """float64 numpy reference, quadratic in T: O[b,h,t] = sum_{s<=t} exp(g_h (t-s)) (q_t . k_s) v_s.
-
-    `g` is the per-head log-decay, shape [H] or [1, H] (None: no decay).
-    """
-    q, k, v = (np.asarray(x, dtype=np.float64) for x in (Q, K, V))
-    H, T = q.shape[1], q.shape[2]
-    gh = np.zeros(H) if g is None else np.asarray(g, dtype=np.float64).reshape(H)
-    t = np.arange(T)
-    lag = t[:, None] - t[None, :]                                        # t - s
-    expo = np.where(lag[None] >= 0, gh[:, None, None] * lag[None], -np.inf)
-    weight = np.exp(expo)                                                # [H, T, T], 0 where s > t
-    scores = np.einsum("bhtd,bhsd->bhts", q, k) * weight[None]
-    return np.einsum("bhts,bhsd->bhtd", scores, v)
+    """The float64 oracle `tessera.reference.oracles.linear_attention_ref`; `g` may be the kernel's [1, H] G."""
+    return linear_attention_ref(Q, K, V, None if g is None else np.reshape(g, -1))
