@@ -22,6 +22,8 @@ def register_dialect(dialect: Dialect) -> None:
 
 
 def make_context() -> Context:
+    import tessera.ir.nv_ops  # noqa: F401 - registers the nv target dialect, so nv IR parses everywhere
+
     ctx = Context()
     for d in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef, math.Math, Tile, *_EXTRA_DIALECTS):
         ctx.load_dialect(d)

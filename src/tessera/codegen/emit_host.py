@@ -1,0 +1,191 @@
+"""Run emitted CUDA C++ on the CPU: the same text, compiled with g++, one std::thread per GPU thread.
+
+CI has no GPU, and the nv emulator (`tessera.ir.nv_interp`) checks the nv IR,
+not the C++ the emitter writes from it. This harness checks the text itself:
+index arithmetic, guards, fused slot loops, shared-memory offsets, the kernel
+ABI. A prelude defines what CUDA provides (threadIdx, __syncthreads as a
+std::barrier over the CTA, bit casts, math) and host versions of the few
+helpers the emitter writes in inline PTX (they sit between
+`#ifndef TESSERA_HOST_EMULATION` lines): cp.async becomes a synchronous copy
+with the same zero-fill, and mma.sync a warp-collective computation that
+finds each operand element through the lane-map tables of
+`tessera.layouts`, exported here as C arrays (no layout is typed in).
+
+CTAs run one after another. This is a test harness, not a runtime: it is slow
+(hundreds of threads per CTA) and needs g++ with C++20.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import shutil
+import subprocess
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from tessera.codegen.emit_cuda import EmittedKernel
+from tessera.ir import diagnostics as D
+from tessera.layouts import lane_map
+
+_SHIM = r"""
+#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <vector>
+#define TESSERA_HOST_EMULATION 1
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__
+#define __align__(n)
+struct tsr_dim3 { unsigned x, y, z; };
+static thread_local tsr_dim3 threadIdx, blockIdx;
+static tsr_dim3 gridDim;
+alignas(128) unsigned char tsr_smem[232448];
+static std::barrier<>* tsr_cta_barrier;
+static std::barrier<>* tsr_warp_barrier[32];
+static inline void __syncthreads() { tsr_cta_barrier->arrive_and_wait(); }
+static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+static inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
+static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+static inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+using std::max; using std::min;
+typedef unsigned int tsr_u32;
+typedef unsigned short tsr_u16;
+static inline float tsr_f16_f32(tsr_u32 h) { _Float16 v; tsr_u16 b = (tsr_u16)h; std::memcpy(&v, &b, 2); return (float)v; }
+static inline tsr_u32 tsr_f32_f16(float x) { _Float16 v = (_Float16)x; tsr_u16 b; std::memcpy(&b, &v, 2); return b; }
+static inline void tsr_cp_async16(void* s, const void* g, int n) {
+  std::memset(s, 0, 16); if (n > 0) std::memcpy(s, g, n);
+}
+static inline void tsr_cp_async_commit() {}
+static inline void tsr_cp_async_wait(int) {}
+// mma.sync m16n8k16 as a warp-collective: every lane publishes its registers, then computes its own slots.
+static const int TSR_A_LANE[16][16] = {A_LANE}, TSR_A_SLOT[16][16] = {A_SLOT};
+static const int TSR_B_LANE[16][8] = {B_LANE}, TSR_B_SLOT[16][8] = {B_SLOT};
+static const int TSR_C_ROW[32][4] = {C_ROW}, TSR_C_COL[32][4] = {C_COL};
+struct tsr_warp_regs { tsr_u32 a[32][4], b[32][2]; };
+static tsr_warp_regs tsr_regs[32];
+static inline float tsr_elem(tsr_u32 w, int half, bool bf) {
+  tsr_u32 h = half ? (w >> 16) : (w & 0xffffu);
+  return bf ? __uint_as_float(h << 16) : tsr_f16_f32(h);
+}
+static inline void tsr_mma_host(bool bf, float& d0, float& d1, float& d2, float& d3, tsr_u32 a0, tsr_u32 a1,
+                                tsr_u32 a2, tsr_u32 a3, tsr_u32 b0, tsr_u32 b1) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  tsr_warp_regs& R = tsr_regs[w];
+  R.a[lane][0] = a0; R.a[lane][1] = a1; R.a[lane][2] = a2; R.a[lane][3] = a3; R.b[lane][0] = b0; R.b[lane][1] = b1;
+  tsr_warp_barrier[w]->arrive_and_wait();
+  float* d[4] = {&d0, &d1, &d2, &d3};
+  float out[4];
+  for (int s = 0; s < 4; ++s) {
+    const int row = TSR_C_ROW[lane][s], col = TSR_C_COL[lane][s];
+    float acc = *d[s];
+    for (int k = 0; k < 16; ++k) {
+      const int al = TSR_A_LANE[row][k], as = TSR_A_SLOT[row][k], bl = TSR_B_LANE[k][col], bs = TSR_B_SLOT[k][col];
+      acc += tsr_elem(R.a[al][as >> 1], as & 1, bf) * tsr_elem(R.b[bl][bs >> 1], bs & 1, bf);
+    }
+    out[s] = acc;
+  }
+  tsr_warp_barrier[w]->arrive_and_wait();
+  for (int s = 0; s < 4; ++s) *d[s] = out[s];
+}
+static inline void tsr_mma_m16n8k16_bf16(float& d0, float& d1, float& d2, float& d3, tsr_u32 a0, tsr_u32 a1,
+    tsr_u32 a2, tsr_u32 a3, tsr_u32 b0, tsr_u32 b1) { tsr_mma_host(true, d0, d1, d2, d3, a0, a1, a2, a3, b0, b1); }
+static inline void tsr_mma_m16n8k16_f16(float& d0, float& d1, float& d2, float& d3, tsr_u32 a0, tsr_u32 a1,
+    tsr_u32 a2, tsr_u32 a3, tsr_u32 b0, tsr_u32 b1) { tsr_mma_host(false, d0, d1, d2, d3, a0, a1, a2, a3, b0, b1); }
+"""
+
+_LAUNCH = r"""
+extern "C" int tsr_host_launch(void** argv, int gx, int gy, int gz) {
+  gridDim = {(unsigned)gx, (unsigned)gy, (unsigned)gz};
+  for (int z = 0; z < gz; ++z) for (int y = 0; y < gy; ++y) for (int x = 0; x < gx; ++x) {
+    std::barrier<> cta(THREADS);
+    tsr_cta_barrier = &cta;
+    std::vector<std::barrier<>*> warps;
+    for (int w = 0; w < THREADS / 32; ++w) { warps.push_back(new std::barrier<>(32)); tsr_warp_barrier[w] = warps.back(); }
+    std::vector<std::thread> threads;
+    for (int t = 0; t < THREADS; ++t) threads.emplace_back([=] {
+      threadIdx = {(unsigned)t, 0, 0};
+      blockIdx = {(unsigned)x, (unsigned)y, (unsigned)z};
+      KERNEL(ARGS);
+    });
+    for (auto& th : threads) th.join();
+    for (auto* b : warps) delete b;
+  }
+  return 0;
+}
+"""
+
+_C_TYPES = {"long long": ctypes.c_longlong, "int": ctypes.c_int, "float": ctypes.c_float, "double": ctypes.c_double,
+            "bool": ctypes.c_bool}
+
+
+def _table(a: np.ndarray) -> str:
+    return "{" + ", ".join("{" + ", ".join(str(int(v)) for v in row) + "}" for row in a) + "}"
+
+
+def host_source(kernel: EmittedKernel) -> str:
+    """The emitted kernel with the host prelude before it and a launcher after it."""
+    a, b, c = (lane_map("mma_sync", r, 16, 8, 16, "bf16") for r in ("a", "b", "acc"))
+    shim = (_SHIM.replace("{A_LANE}", _table(a.owners[0])).replace("{A_SLOT}", _table(a.owners[1]))
+            .replace("{B_LANE}", _table(b.owners[0])).replace("{B_SLOT}", _table(b.owners[1]))
+            .replace("{C_ROW}", _table(c.rows)).replace("{C_COL}", _table(c.cols)))
+    body = kernel.source.replace("typedef unsigned int tsr_u32;\ntypedef unsigned short tsr_u16;\n", "")
+    args = ", ".join(f"*({p.ctype.replace('__restrict__', '').strip()}*)argv[{i}]" for i, p in enumerate(kernel.params))
+    launch = _LAUNCH.replace("THREADS", str(kernel.num_threads)).replace("KERNEL", kernel.name).replace("ARGS", args)
+    return shim + body + launch
+
+
+@lru_cache(maxsize=16)
+def _library(source: str) -> ctypes.CDLL:
+    cxx = shutil.which("g++")
+    if cxx is None:
+        raise D.TesseraError(D.CODEGEN_TOOLCHAIN_MISSING, "g++ is not on PATH; the host emulator needs it",
+                             hint="install g++ (C++20) or skip host emulation")
+    workdir = Path(tempfile.mkdtemp(prefix="tessera-host-"))
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    src, lib = workdir / f"{digest}.cc", workdir / f"{digest}.so"
+    src.write_text(source)
+    proc = subprocess.run([cxx, "-std=c++20", "-O1", "-fno-strict-aliasing", "-w", "-shared", "-fPIC", "-pthread",
+                           str(src), "-o", str(lib)], capture_output=True, text=True, timeout=600)
+    if proc.returncode:
+        raise D.TesseraError(D.CODEGEN_COMPILE_FAILED, "g++ could not compile the host emulation of the kernel:\n"
+                                                       + "\n".join(proc.stderr.splitlines()[:20]))
+    return ctypes.CDLL(str(lib))
+
+
+def run_on_host(kernel: EmittedKernel, args, grid) -> None:
+    """Run `kernel` over `grid` on the CPU; numpy array arguments (views allowed) are updated in place.
+
+    `args` follows the func.func signature (memrefs as numpy arrays, scalars as
+    Python numbers); sizes and strides are taken from the arrays, as the runtime would.
+    """
+    values: list = []
+    arrays = iter(args)
+    current = None
+    for p in kernel.params:
+        if p.role in ("ptr", "value"):
+            current = next(arrays)
+        if p.role == "ptr":
+            if not isinstance(current, np.ndarray) or any(s % current.itemsize for s in current.strides):
+                raise D.TesseraError(D.RUNTIME_ARG_INVALID, f"argument {p.name} must be a numpy array with element "
+                                                            "strides (a view of a padded array is fine)")
+            values.append(ctypes.c_void_p(current.ctypes.data))
+        elif p.role == "size":
+            values.append(ctypes.c_longlong(current.shape[p.dim]))
+        elif p.role == "stride":
+            values.append(ctypes.c_longlong(current.strides[p.dim] // current.itemsize))
+        else:
+            values.append(_C_TYPES[p.ctype](current))
+    argv = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+    grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
+    _library(host_source(kernel)).tsr_host_launch(argv, *grid)
