@@ -33,8 +33,8 @@ def wrap_unexpected(err: BaseException, code: D.Code, location: str | None = Non
         if found.op is None and op is not None:
             found.op = op
         return found
-    text = str(err).strip().splitlines()
-    msg = text[0] if text else type(err).__name__
+    text = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    msg = " ".join(text[:3]) if text else type(err).__name__  # xDSL puts the reason on the second line
     diag = D.TesseraError(code, msg, op=op)
     if location:
         diag.with_location(location)
@@ -45,13 +45,13 @@ def verify_module(module: ModuleOp) -> None:
     """Verify every op in program order; raise the first failure as a TesseraError."""
     positions: dict[Block, dict[Operation, int]] = {}
     for op in module.walk():
+        if isinstance(op, scf.ForOp) and len(op.body.blocks) == 1:
+            _check_for_types(op)  # before xDSL's verifier, which reports the same mismatches uncoded
         try:
             op.verify(verify_nested_ops=False)
         except Exception as err:  # noqa: BLE001 - every failure is reported as a diagnostic
             raise wrap_unexpected(err, D.IR_VERIFY, op=op) from None
         _check_dominance(op, positions)
-        if isinstance(op, scf.ForOp):
-            _check_for_types(op)
 
 
 def _position(op: Operation, positions: dict[Block, dict[Operation, int]]) -> int:

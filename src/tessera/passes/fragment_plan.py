@@ -104,8 +104,8 @@ def plan_mma(op, family: str, warps: tuple[int, ...] | None) -> FragmentPlan:
     if elem not in INPUT_TYPES or acc != "f32":
         raise _unsupported(op, f"tile.mma with {elem} inputs and a {acc} accumulator has no {family} fragment "
                                f"(this version supports bf16/f16 inputs with an f32 accumulator)",
-                           "convert the operands to bf16 or f16 with tile.convert; tf32 (f32 inputs) and f16 "
-                           "accumulators are not implemented")
+                           "accumulate in f32, or convert the operands to bf16 or f16 with tile.convert (f16 "
+                           "accumulators are not implemented; f32 inputs with an f32 accumulator run on CUDA cores)")
     am, an, ak = ATOM[family]
     grid = tuple(warps) if warps is not None else _default_warps(family, bm, bn)
     wm, wn = grid

@@ -29,9 +29,15 @@ for the mma's copies, then the packs). A load from an enclosing block is
 loop-invariant: it is copied, waited on and packed once, after the load.
 Any other operand (e.g. after tile.convert or tile.transpose) is packed from
 its register tile. The warp grid and fragment shape come from
-`fragment_plan`. The accumulator is f32;
-f32 multiplicands (tf32) and f16 accumulators have no lane map yet and are
-refused with TILE_FRAGMENT_UNSUPPORTED at the mma.
+`fragment_plan`. The accumulator is f32.
+
+f32 inputs stay on CUDA cores: a `tile.mma` whose operands and accumulator
+are all f32 (`on_cuda_cores`) is left as a tile-level op, untouched, for
+lower-tile-to-nv to run as fp32 fma loops on register tiles (`nv.blocked_mma`).
+Tensor cores would round f32 inputs to tf32 (10 mantissa bits, relative error
+~1e-3), which an f32 GEMM must not do. Other mmas with no fragment (f16
+accumulators, shapes the atom cannot tile) are refused with
+TILE_FRAGMENT_UNSUPPORTED at the mma.
 """
 
 from __future__ import annotations
@@ -64,9 +70,18 @@ from tessera.ir.fragment_ops import (
     WaitOp,
 )
 from tessera.ir.tile_ops import ConstantOp, LoadOp, MmaOp, StoreOp
-from tessera.ir.types import TileType, tile_type
+from tessera.ir.types import TileType, tile_type, type_name
 from tessera.passes.fragment_plan import FragmentPlan, family_for_arch, plan_mma, validate_warps
 from tessera.passes.pipeline import register_pass
+
+
+CUDA_CORE_TYPES = ("f32",)  # a tile.mma with these inputs and accumulator is exact fp32 fma, not tf32 fragments
+
+
+def on_cuda_cores(op: MmaOp) -> bool:
+    """True for a tile.mma that tile-to-fragments leaves alone: f32 operands and an f32 accumulator."""
+    names = {type_name(v.type.element_type) for v in (op.a, op.b, op.acc)}  # type: ignore[attr-defined]
+    return len(names) == 1 and names <= set(CUDA_CORE_TYPES)
 
 
 def index_zero(op: Operation) -> SSAValue:
@@ -255,6 +270,8 @@ class CarryFragments(RewritePattern):
 class TileToFragments(ModulePass):
     """Lower Tile IR mma to Fragment IR for `arch` (required: sm_80, sm_86, sm_89, sm_90, sm_90a).
 
+    An all-f32 mma is left as it is (`on_cuda_cores`): lower-tile-to-nv runs it as fp32 fma loops.
+
     Options:
         arch: the target; sm_8x/sm_90 use family mma_sync (m16n8k16), sm_90a wgmma (m64nNk16).
         warps: `warps=WM,WN` overrides the warp grid (warpgroup grid for wgmma) of every mma.
@@ -271,7 +288,8 @@ class TileToFragments(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         family = family_for_arch(self.name, self.arch)
-        plans = {mma: plan_mma(mma, family, self.warps) for mma in op.walk() if isinstance(mma, MmaOp)}
+        plans = {mma: plan_mma(mma, family, self.warps) for mma in op.walk()
+                 if isinstance(mma, MmaOp) and not on_cuda_cores(mma)}
         if not plans:
             return  # nothing to lower: leave the module byte-identical (DESIGN lesson 6)
         lower = PatternRewriteWalker(GreedyRewritePatternApplier([LowerMma(plans)], dce_enabled=False),

@@ -1,0 +1,1 @@
+"""Helpers behind the command-line tools: reading and splitting input, checking expected diagnostics."""

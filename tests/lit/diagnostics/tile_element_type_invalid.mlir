@@ -1,0 +1,25 @@
+// TILE_ELEMENT_TYPE_INVALID: Ops given element types they do not accept.
+// RUN: tessera-opt --split-input-file --verify-diagnostics %s
+// RUN: not tessera-opt --split-input-file %s 2>&1 | FileCheck %s
+
+func.func @f(%a: !tile.tile<4x4xi32>) {
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_ELEMENT_TYPE_INVALID: tile.exp needs a float tile
+  %x = tile.exp %a : !tile.tile<4x4xi32>  // expected-error {{TILE_ELEMENT_TYPE_INVALID: tile.exp needs a float tile}}
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_ELEMENT_TYPE_INVALID: tile.iota: result
+  %x = tile.iota 0 : !tile.tile<4x4xf32>  // expected-error {{TILE_ELEMENT_TYPE_INVALID: tile.iota: result}}
+  func.return
+}
+
+// -----
+
+func.func @f(%c: !tile.tile<4x4xf32>, %a: !tile.tile<4x4xf32>) {
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_ELEMENT_TYPE_INVALID: tile.select: condition must be !tile.tile<4x4xi1>
+  %x = tile.select %c, %a, %a : !tile.tile<4x4xf32>  // expected-error {{TILE_ELEMENT_TYPE_INVALID: tile.select: condition must be !tile.tile<4x4xi1>}}
+  func.return
+}

@@ -1,0 +1,33 @@
+// TILE_SHAPE_MISMATCH: Shape rules of reduce, broadcast, convert, transpose and async_copy.
+// RUN: tessera-opt --split-input-file --verify-diagnostics %s
+// RUN: not tessera-opt --split-input-file %s 2>&1 | FileCheck %s
+
+func.func @f(%a: !tile.tile<4x4xf32>) {
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_SHAPE_MISMATCH: tile.reduce: reducing !tile.tile<4x4xf32> along axis 1 gives !tile.tile<4x1xf32>
+  %x = tile.reduce sum 1 %a : !tile.tile<4x4xf32> -> !tile.tile<4x4xf32>  // expected-error {{TILE_SHAPE_MISMATCH: tile.reduce: reducing !tile.tile<4x4xf32> along axis 1 gives !tile.tile<4x1xf32>}}
+  func.return
+}
+
+// -----
+
+func.func @f(%a: !tile.tile<4x2xf32>) {
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_SHAPE_MISMATCH: tile.broadcast: cannot broadcast
+  %x = tile.broadcast %a : !tile.tile<4x2xf32> -> !tile.tile<4x4xf32>  // expected-error {{TILE_SHAPE_MISMATCH: tile.broadcast: cannot broadcast}}
+  func.return
+}
+
+// -----
+
+func.func @f(%a: !tile.tile<4x8xf32>) {
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_SHAPE_MISMATCH: tile.transpose: transposing
+  %x = tile.transpose %a : !tile.tile<4x8xf32> -> !tile.tile<4x8xf32>  // expected-error {{TILE_SHAPE_MISMATCH: tile.transpose: transposing}}
+  func.return
+}
+
+// -----
+
+func.func @f(%a: !tile.tile<4x8xf32>) {
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_SHAPE_MISMATCH: tile.convert: source
+  %x = tile.convert %a : !tile.tile<4x8xf32> -> !tile.tile<8x4xf16>  // expected-error {{TILE_SHAPE_MISMATCH: tile.convert: source}}
+  func.return
+}
