@@ -7,30 +7,19 @@ reference interpreter that runs the same IR.
 
 __version__ = "0.1.0"
 
-import sys as _sys
+_DSL_NAMES = ("kernel", "Kernel", "TracedKernel", "KernelError", "tensor", "scalar", "TensorSpec", "ScalarSpec",
+              "DType", "bf16", "f16", "f32", "f64", "i1", "i32", "index")
+__all__ = [*_DSL_NAMES, "tl"]
 
-from tessera.dsl import (  # noqa: E402 - the kernel surface is the package's front door
-    DType,
-    Kernel,
-    KernelError,
-    ScalarSpec,
-    TensorSpec,
-    TracedKernel,
-    bf16,
-    f16,
-    f32,
-    f64,
-    i1,
-    i32,
-    index,
-    kernel,
-    scalar,
-    tensor,
-    tl,
-)
 
-# `import tessera.tl as tl` and `from tessera import tl` name the same module.
-_sys.modules.setdefault("tessera.tl", tl)
+def __getattr__(name: str):
+    """Import the kernel surface on first use, so `tessera-opt` starts without numpy and the tracer."""
+    if name == "tl":
+        import tessera.tl as tl_module
 
-__all__ = ["kernel", "Kernel", "TracedKernel", "KernelError", "tensor", "scalar", "TensorSpec", "ScalarSpec", "DType",
-           "tl", "bf16", "f16", "f32", "f64", "i1", "i32", "index"]
+        return tl_module
+    if name in _DSL_NAMES:
+        import tessera.dsl as dsl
+
+        return getattr(dsl, name)
+    raise AttributeError(f"module 'tessera' has no attribute {name!r}")

@@ -306,3 +306,36 @@ def test_ir_verifier_errors_are_relocated_to_the_traced_line():
         raise from_ir_error(info.value)  # @relocated
     assert_at(relocated.value, "relocated", D.TILE_ATTR_INVALID)
     assert relocated.value.col == 3 and "axis 7" in relocated.value.message
+
+
+@tessera.kernel
+def zero_step(A, C, *, BM=16):
+    acc = tl.zeros((BM, BM), tl.f32)
+    for k in tl.range(0, 64, 0):  # @zero-step
+        acc = acc + tl.load(A, [0, k], (BM, BM))
+    tl.store(C, [0, 0], acc)
+
+
+def test_zero_loop_step_is_a_bounds_error_at_the_loop():
+    err = trace_error(zero_step, F32, F32)
+    assert_at(err, "zero-step", D.DSL_LOOP_BOUNDS)
+    assert "positive step" in err.message
+
+
+@tessera.kernel
+def matmul_operator(A, C, *, BM=16):
+    a = tl.load(A, [0, 0], (BM, BM))
+    tl.store(C, [0, 0], a @ a)  # @matmul-op
+
+
+def test_matmul_operator_is_unsupported_and_points_to_dot():
+    err = trace_error(matmul_operator, F32, F32)
+    assert_at(err, "matmul-op", D.DSL_UNSUPPORTED)
+    assert "tl.dot" in err.hint
+
+
+def test_decorating_something_that_is_not_a_def_is_a_source_error():
+    with pytest.raises(tessera.KernelError) as info:
+        tessera.kernel(len)
+    assert info.value.code is D.DSL_SOURCE
+    assert "def function" in info.value.message

@@ -159,3 +159,19 @@ def test_invalid_ir_is_rejected_by_the_verifier():
     with pytest.raises(D.TesseraError) as err:
         run(parse_module(bad), 1, good_args())
     assert err.value.code.name.startswith(("IR_", "TILE_"))
+
+
+def test_unverified_wait_on_a_non_token_is_a_coded_runtime_error():
+    # Only reachable with verify=False: the verifier rejects a non-token tile.wait operand first.
+    text = """func.func @bad(%X: memref<?x?xf32>) {
+  tile.wait %X
+  func.return
+}"""
+    bad = parse_module(text, "bad.mlir")
+    with pytest.raises(D.TesseraError) as err:
+        run(bad, 1, [np.ones((2, 2), np.float32)], verify=False)
+    assert err.value.code is D.REF_TOKEN_INVALID, str(err.value)
+    assert "bad.mlir:2:" in str(err.value)
+    with pytest.raises(D.TesseraError) as err:
+        run(bad, 1, [np.ones((2, 2), np.float32)])
+    assert err.value.code is not D.REF_TOKEN_INVALID
