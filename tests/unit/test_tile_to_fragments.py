@@ -201,7 +201,7 @@ def test_warps_option_overrides_the_grid():
 
 
 @pytest.mark.parametrize("ir,pipeline,phrase", [
-    (gemm_ir(elem="f32"), "tile-to-fragments{arch=sm_80}", "f32 inputs"),
+    (gemm_ir(elem="f16").replace("xf32", "xf16"), "tile-to-fragments{arch=sm_80}", "a f16 accumulator"),
     (gemm_ir(bm=8, bn=64), "tile-to-fragments{arch=sm_80}", "m=8 is not a multiple of 16"),
     (gemm_ir(bk=8), "tile-to-fragments{arch=sm_86}", "k=8 is not a multiple of 16"),
     (gemm_ir(bm=32), "tile-to-fragments{arch=sm_90a}", "m=32 is not a multiple of 64"),

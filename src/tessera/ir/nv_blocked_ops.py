@@ -3,7 +3,8 @@
 A register tile of logical `shape` over `threads` threads is blocked: thread
 t holds the row-major flattened elements t, t + threads, t + 2*threads, ...
 as the slots of a `vector<ceil(size/threads) x T>`. Elementwise ops need no
-layout at all: they act slot by slot.
+layout at all: they act slot by slot. `nv.blocked_mma` is the CUDA-core mma
+(f32 inputs): each thread computes its own blocked slots of acc + A @ B.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from xdsl.irdl import BaseAttr, VarConstraint, irdl_op_definition, operand_def, 
 from xdsl.traits import Pure
 
 from tessera.ir.nv_types import NvOp, SmemType, blocked_len, expect_vec, fail, i64s, ints, vec
-from tessera.ir.types import is_float, is_int
+from tessera.ir.types import is_float, is_int, type_name
 
 
 # --- register tiles in the blocked distribution -----------------------------------
@@ -185,6 +186,49 @@ class IotaOp(_BlockedOp):
         self.check_blocked(self.result, "result")
         if not is_int(self.result.type.element_type) or not 0 <= self.axis.value.data < len(self.tile_shape()):
             fail(self, f"needs an integer result and an axis inside {list(self.tile_shape())}")
+
+
+CUDA_CORE_MMA_TYPES = ("f32", "f64")
+
+
+@irdl_op_definition
+class BlockedMmaOp(_BlockedOp):
+    """`%d = nv.blocked_mma %sa, %sb, %acc`: acc + A @ B on CUDA cores, the result blocked over `shape` [M, N].
+
+    A (M x K) and B (K x N) are shared tiles of f32 (or f64). Slot i of
+    thread t is element (r, c) = divmod(t + i * threads, N); it starts at the
+    incoming `acc` slot and takes one fused multiply-add per k, in k order:
+    d = fma(A[r, k], B[k, c], d). This is the exact-precision path for f32
+    inputs: tensor cores would round them to tf32 (10 mantissa bits).
+    Slots past the tile's end keep their acc value.
+    """
+
+    name = "nv.blocked_mma"
+    MIN_ARCH: ClassVar[str] = "sm_30"  # FFMA / DFMA: every arch has them
+    SMEM: ClassVar[str] = "read"
+    a = operand_def(SmemType)
+    b = operand_def(SmemType)
+    acc = operand_def(VectorType)
+    result = result_def(VectorType)
+    assembly_format = "$a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc) `->` type($result)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, acc: SSAValue, threads: int, result_type: Attribute | None = None):
+        (m, _), (_, n) = a.type.get_shape(), b.type.get_shape()
+        super().__init__(operands=[a, b, acc], result_types=[result_type or acc.type],
+                         properties=self.blocked_props((m, n), threads))
+
+    def verify_(self) -> None:
+        a, b = self.a.type, self.b.type
+        if len(a.get_shape()) != 2 or len(b.get_shape()) != 2 or a.get_shape()[1] != b.get_shape()[0] or \
+                (a.get_shape()[0], b.get_shape()[1]) != self.tile_shape():
+            fail(self, f"a {a} and b {b} must be M x K and K x N shared tiles for the M x N shape "
+                       f"{list(self.tile_shape())}")
+        if a.element_type != b.element_type or type_name(a.element_type) not in CUDA_CORE_MMA_TYPES:
+            fail(self, f"a {a} and b {b} must both hold one of {', '.join(CUDA_CORE_MMA_TYPES)}; 16-bit inputs "
+                       "go through fragments and nv.mma_sync")
+        self.check_blocked(self.acc, "acc", a.element_type)
+        if self.result.type != self.acc.type:
+            fail(self, f"result {self.result.type} differs from acc {self.acc.type}")
 
 
 # --- per-thread elementwise ops on register vectors -------------------------------

@@ -119,6 +119,26 @@ def mma_sync(cta, op):
     return out
 
 
+def blocked_mma(cta, op):
+    """acc + A @ B per blocked slot, one fma per k in k order (f32: the product is exact in f64, then one rounding
+    of the sum to f64 and one to f32: a true fma except for rare double-rounding ties)."""
+    (oa, ta, va), (ob, tb, vb) = _buf(cta, op.a), _buf(cta, op.b)
+    acc = cta[op.acc]
+    depth = ta.get_shape()[1]
+    _, valid, (r, c) = cta.blocked(op.tile_shape(), acc.shape[1])
+    ks = np.arange(depth)
+    ea = r[..., None] * ta.strides()[0] + ks  # [threads, slots, K]
+    eb = ks * tb.strides()[0] + c[..., None]
+    th = np.broadcast_to(cta.tid[:, None, None], ea.shape)
+    cta.smem.check_read(op, oa, ta, ea[valid], th[valid])
+    cta.smem.check_read(op, ob, tb, eb[valid], th[valid])
+    prod_a, prod_b = va[ea].astype(np.float64), vb[eb].astype(np.float64)
+    d = acc.copy()
+    for kk in range(depth):
+        d = (d.astype(np.float64) + prod_a[..., kk] * prod_b[..., kk]).astype(acc.dtype)
+    return np.where(valid, d, acc)
+
+
 # --- blocked register tiles ------------------------------------------------------------
 
 def load_global(cta, op):
@@ -293,6 +313,7 @@ IMPLS = {
     "nv.block_id": block_id, "nv.grid_dim": grid_dim, "nv.barrier": barrier, "nv.alloc_shared": alloc_shared,
     "nv.cp_async_tile": cp_async_tile, "nv.cp_async_wait": cp_async_wait, "nv.ldfrag_shared": ldfrag_shared,
     "nv.stfrag_shared": stfrag_shared, "nv.stfrag_global": stfrag_global, "nv.mma_sync": mma_sync,
+    "nv.blocked_mma": blocked_mma,
     "nv.load_global": load_global, "nv.store_global": store_global, "nv.store_shared": store_shared,
     "nv.load_shared": load_shared, "nv.reduce_shared": reduce_shared, "nv.iota": iota, "nv.map": map_,
     "nv.cmp": cmp, "nv.select": select, "nv.convert": convert, "nv.splat": splat, "nv.fill": fill, "nv.slots": slots,

@@ -34,9 +34,9 @@ from xdsl.traits import Pure
 
 from tessera.ir import diagnostics as D
 from tessera.ir.dialect import register_dialect
-from tessera.ir.nv_blocked_ops import (CMP_PREDICATES, MAP_FUNCTIONS, REDUCE_KINDS, CmpOp, ConvertOp, FillOp, IotaOp,
-                                       LoadGlobalOp, LoadSharedOp, MapOp, ReduceSharedOp, SelectOp, SlotsOp, SplatOp,
-                                       StoreGlobalOp, StoreSharedOp)
+from tessera.ir.nv_blocked_ops import (CMP_PREDICATES, CUDA_CORE_MMA_TYPES, MAP_FUNCTIONS, REDUCE_KINDS, BlockedMmaOp,
+                                       CmpOp, ConvertOp, FillOp, IotaOp, LoadGlobalOp, LoadSharedOp, MapOp,
+                                       ReduceSharedOp, SelectOp, SlotsOp, SplatOp, StoreGlobalOp, StoreSharedOp)
 from tessera.ir.nv_types import (AsyncGroupType, NvOp, SmemType, arch_satisfies, async_group, blocked_len,
                                  expect_vec, fail, i64s, ints, need_arch, smem_type, vec)
 from tessera.ir.types import type_name
@@ -322,13 +322,13 @@ class MmaSyncOp(NvOp):
 
 NV_OPS = (BlockIdOp, GridDimOp, BarrierOp, AllocSharedOp, CpAsyncTileOp, CpAsyncWaitOp, LdFragSharedOp,
           StFragSharedOp, StFragGlobalOp, MmaSyncOp, LoadGlobalOp, StoreGlobalOp, StoreSharedOp, LoadSharedOp,
-          ReduceSharedOp, IotaOp, MapOp, CmpOp, SelectOp, ConvertOp, SplatOp, FillOp, SlotsOp)
+          ReduceSharedOp, IotaOp, MapOp, CmpOp, SelectOp, ConvertOp, SplatOp, FillOp, SlotsOp, BlockedMmaOp)
 
 Nv = Dialect("nv", list(NV_OPS), [SmemType, AsyncGroupType])
 register_dialect(Nv)
 
 __all__ = [  # the dialect's public face: ops, types and helpers (defined here, in nv_types and nv_blocked_ops)
-    *(cls.__name__ for cls in NV_OPS), "AsyncGroupType", "CMP_PREDICATES", "MAP_FUNCTIONS", "NV_OPS", "Nv", "NvOp",
-    "REDUCE_KINDS", "SmemType", "arch_satisfies", "async_group", "blocked_len", "check_target_arch", "expect_vec",
-    "fail", "fragment_elem", "i64s", "ints", "need_arch", "smem_type", "vec",
+    *(cls.__name__ for cls in NV_OPS), "AsyncGroupType", "CMP_PREDICATES", "CUDA_CORE_MMA_TYPES", "MAP_FUNCTIONS",
+    "NV_OPS", "Nv", "NvOp", "REDUCE_KINDS", "SmemType", "arch_satisfies", "async_group", "blocked_len",
+    "check_target_arch", "expect_vec", "fail", "fragment_elem", "i64s", "ints", "need_arch", "smem_type", "vec",
 ]

@@ -14,7 +14,11 @@ select, convert, constant, splat, iota on blocked register tiles; reduce,
 broadcast (in registers when every thread already holds what it needs, e.g. a
 1 x N row over N threads: `nv.slots`) and transpose through the scratch buffer.
 
-Refused with NV_LOWER_UNSUPPORTED: tile.mma (run tile-to-fragments first),
+tile.mma with f32 operands and accumulator (what tile-to-fragments leaves):
+A and B through the scratch buffer, then `nv.blocked_mma`, fp32 fma loops on
+CUDA cores (f32 inputs must not round to tf32).
+
+Refused with NV_LOWER_UNSUPPORTED: any other tile.mma (run tile-to-fragments first),
 fragments of layout "col" (a transposed source, which no op produces yet),
 f16 accumulators, views read by anything but async_copy, and any tile op
 not in the table.
@@ -269,8 +273,40 @@ def lower_transpose(op: T.TransposeOp, k) -> None:
     _read_back(op, k, lambda s, r, st: list(st[::-1]))
 
 
+def _scratch_pair(k, a: TileType, b: TileType) -> tuple[nv.AllocSharedOp, nv.AllocSharedOp]:
+    """Two shared tiles side by side in the scratch region: `a` at its start, `b` at the next aligned byte."""
+    from tessera.passes.lower_to_nv import SMEM_ALIGN, elem_bytes
+
+    ta, base = k.scratch(a.get_shape(), a.element_type)
+    gap = -(-ta.extent() * elem_bytes(a.element_type) // SMEM_ALIGN) * SMEM_ALIGN
+    tb, _ = k.scratch(b.get_shape(), b.element_type)
+    k.scratch_bytes = max(k.scratch_bytes, gap + tb.extent() * elem_bytes(b.element_type))
+    bufs = nv.AllocSharedOp(ta, base), nv.AllocSharedOp(tb, base + gap)
+    for buf, hint in zip(bufs, ("scratch_a", "scratch_b")):
+        buf.result.name_hint = hint
+    return bufs
+
+
 def lower_mma(op: T.MmaOp, k) -> None:
-    refuse(op, "whole-tile mma has no thread-level form; run tile-to-fragments{arch=...} first")
+    """An all-f32 tile.mma (left by tile-to-fragments) -> fp32 fma loops on CUDA cores (`nv.blocked_mma`).
+
+    Barrier; each thread writes its blocked slots of A (M x K) and B (K x N)
+    into the scratch region; barrier; each thread computes its blocked slots
+    of acc + A @ B from shared memory. The incoming accumulator is the op's
+    own `acc` operand (a loop-carried register tile stays one loop-carried
+    vector). The next scratch user's leading barrier fences these reads.
+    """
+    from tessera.passes.tile_to_fragments import on_cuda_cores
+
+    if not on_cuda_cores(op):
+        elem = type_name(op.a.type.element_type)
+        refuse(op, f"{elem} inputs run on tensor-core fragments; run tile-to-fragments{{arch=...}} first "
+                   "(only an all-f32 mma lowers here, to CUDA-core fma loops)")
+    ops: list[Operation] = list(_scratch_pair(k, op.a.type, op.b.type))
+    sa, sb = (buf.result for buf in ops)
+    ops += [nv.BarrierOp(), nv.StoreSharedOp(op.a, sa, k.threads), nv.StoreSharedOp(op.b, sb, k.threads),
+            nv.BarrierOp(), nv.BlockedMmaOp(sa, sb, op.acc, k.threads, k.convert(op.result.type))]
+    _replace(op, ops)
 
 
 LOWERINGS = {

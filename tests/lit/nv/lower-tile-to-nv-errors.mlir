@@ -3,7 +3,7 @@
 // RUN: tessera-opt %s --split-input-file --verify-diagnostics -p 'lower-tile-to-nv{arch=sm_80}'
 // RUN: not tessera-opt %s --split-input-file -p 'lower-tile-to-nv{arch=sm_80}' 2>&1 | FileCheck %s
 // CHECK: lower-tile-to-nv-errors.mlir:{{[0-9]+}}:3: error: NV_ARCH_{{UNSUPPORTED}}: tile.fragment_zero makes a wgmma fragment ({{.*}}), but wgmma needs sm_90a exactly and the target is sm_80
-// CHECK: error: NV_LOWER_{{UNSUPPORTED}}: lower-tile-to-nv cannot lower tile.mma: whole-tile mma has no thread-level form; run tile-to-fragments{arch=...} first
+// CHECK: error: NV_LOWER_{{UNSUPPORTED}}: lower-tile-to-nv cannot lower tile.mma: bf16 inputs run on tensor-core fragments; run tile-to-fragments{arch=...} first (only an all-f32 mma lowers here, to CUDA-core fma loops)
 // CHECK: error: NV_LOWER_{{UNSUPPORTED}}: lower-tile-to-nv cannot lower tile.fragment_pack: fragment {{.*}} has layout "col"
 // CHECK: error: NV_THREADS_MISMATCH: tile.fragment_pack runs on 2 warps but tile.fragment_pack at {{.*}}.mlir:{{[0-9]+}}:3 on 4 warps; a kernel has one thread count
 // CHECK: error: NV_SMEM_OVERFLOW: the kernel needs 266240 bytes of shared memory (266240 for tiles, 0 scratch); sm_80 has 166912

@@ -3,7 +3,7 @@
 // The messages, located at each tile.mma (lit reads any "UNSUPPORTED" followed by a colon as its own
 // directive, hence the {{:}} in the patterns below).
 // RUN: not tessera-opt %s --split-input-file --pass-pipeline='tile-to-fragments{arch=sm_80}' 2>&1 | FileCheck %s --check-prefix=MSG
-// MSG: tile-to-fragments-errors.mlir:{{[0-9]+}}:3: error: TILE_FRAGMENT_UNSUPPORTED{{:}} tile.mma with f32 inputs and a f32 accumulator has no mma_sync fragment
+// MSG: tile-to-fragments-errors.mlir:{{[0-9]+}}:3: error: TILE_FRAGMENT_UNSUPPORTED{{:}} tile.mma with f16 inputs and a f16 accumulator has no mma_sync fragment
 // MSG: tile-to-fragments-errors.mlir:{{[0-9]+}}:3: error: TILE_FRAGMENT_UNSUPPORTED{{:}} tile.mma 8x32 @ 32x64 on warps [1, 4] gives per-warp fragments m=8 n=16 k=32, which mma_sync (m16n8k16) cannot tile: m=8 is not a multiple of 16
 // MSG: tile-to-fragments-errors.mlir:{{[0-9]+}}:3: error: TILE_FRAGMENT_UNSUPPORTED{{:}} tile.mma 64x8 @ 8x64 on warps [2, 2] gives per-warp fragments m=32 n=32 k=8, which mma_sync (m16n8k16) cannot tile: k=8 is not a multiple of 16
 // MSG-NOT: error
@@ -22,14 +22,16 @@
 // RUN: not tessera-opt %s --split-input-file --pass-pipeline='tile-to-fragments{arch=sm_90a}' 2>&1 | FileCheck %s --check-prefix=WGMMA
 // WGMMA: tile-to-fragments-errors.mlir:{{[0-9]+}}:3: error: TILE_FRAGMENT_UNSUPPORTED{{:}} tile.mma 32x32 @ 32x64 on warpgroups [1, 1] gives per-warpgroup fragments m=32 n=64 k=32, which wgmma (m64nNk16) cannot tile: m=32 is not a multiple of 64
 
-func.func @f32_inputs(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %C: memref<?x?xf32>) {
+// f32 inputs with an f32 accumulator stay tile-level for CUDA cores (tests/lit/nv/lower-tile-to-nv-f32.mlir);
+// an f16 accumulator has no fragment and no CUDA-core path.
+func.func @f16_accumulator(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<?x?xf16>) {
   %c0 = arith.constant 0 : index
-  %a = tile.load %A[%c0, %c0] pad 0.0 : memref<?x?xf32> -> !tile.tile<64x32xf32>
-  %b = tile.load %B[%c0, %c0] pad 0.0 : memref<?x?xf32> -> !tile.tile<32x64xf32>
-  %z = tile.constant 0.0 : !tile.tile<64x64xf32>
+  %a = tile.load %A[%c0, %c0] pad 0.0 : memref<?x?xf16> -> !tile.tile<64x32xf16>
+  %b = tile.load %B[%c0, %c0] pad 0.0 : memref<?x?xf16> -> !tile.tile<32x64xf16>
+  %z = tile.constant 0.0 : !tile.tile<64x64xf16>
   // expected-error@+1 {{TILE_FRAGMENT_UNSUPPORTED}}
-  %d = tile.mma %a, %b, %z : !tile.tile<64x32xf32>, !tile.tile<32x64xf32>, !tile.tile<64x64xf32>
-  tile.store %d, %C[%c0, %c0] : !tile.tile<64x64xf32> -> memref<?x?xf32>
+  %d = tile.mma %a, %b, %z : !tile.tile<64x32xf16>, !tile.tile<32x64xf16>, !tile.tile<64x64xf16>
+  tile.store %d, %C[%c0, %c0] : !tile.tile<64x64xf16> -> memref<?x?xf16>
   func.return
 }
 
