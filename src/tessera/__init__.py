@@ -22,4 +22,12 @@ def __getattr__(name: str):
         import tessera.dsl as dsl
 
         return getattr(dsl, name)
+    if name == "compile":  # tessera.compile(traced, arch=...) -> CompiledKernel
+        from tessera.compiler import compile as compile_kernel
+
+        return compile_kernel
+    if name == "ops":
+        import tessera.ops as ops_module
+
+        return ops_module
     raise AttributeError(f"module 'tessera' has no attribute {name!r}")

@@ -10,9 +10,9 @@ in the test suite, not just declared:
   names the code in an `expected-error {{...}}` annotation or a
   `CHECK...: error: CODE` line;
 * codes of the Python-API-only layers (the tracing DSL, the reference
-  interpreter, NVRTC codegen and CUDA emission, the CUDA runtime), which no
-  tessera-opt input can reach, need a unit or GPU test that names the code
-  instead.
+  interpreter, NVRTC codegen and CUDA emission, the CUDA runtime, the
+  compile driver and tessera.ops), which no tessera-opt input can reach, need
+  a unit or GPU test that names the code instead.
 
 lit reads "UNSUPPORTED:" anywhere in a fixture as its own directive, so
 fixtures spell such codes `X_{{UNSUPPORTED}}:` or `X_UNSUPPORTED{{:}}`; both
@@ -36,6 +36,8 @@ API_ONLY_PREFIXES = {
     "CODEGEN_": "raised by NVRTC compilation and SASS inspection (tessera.codegen)",
     "RUNTIME_": "raised by kernel loading and launch (tessera.runtime)",
     "EMIT_": "raised by CUDA C++ emission (tessera.codegen.emit_cuda)",
+    "COMPILE_": "raised by the compile driver (tessera.compile)",
+    "OPS_": "raised by the user-facing ops (tessera.ops)",
 }
 CODES = sorted(D.all_codes())
 

@@ -261,6 +261,52 @@ EMIT_UNSUPPORTED = _code("EMIT_UNSUPPORTED", "CUDA emission cannot express a val
                          "read the message: kernel arguments are memrefs and index/integer/float scalars, memrefs "
                          "are kernel arguments, one func.func per kernel")
 
+
+# --- compile driver and user-facing ops (tessera.compile, tessera.ops) -------------
+COMPILE_INPUT_INVALID = _code("COMPILE_INPUT_INVALID", "tessera.compile was given something that is not a traced kernel",
+                              "trace the kernel first: tessera.compile(my_kernel.trace(*specs, **meta), arch='sm_90') "
+                              "(did you forget .trace(...)?)")
+COMPILE_PIPELINE_INCOMPLETE = _code("COMPILE_PIPELINE_INCOMPLETE", "a tile.* op survived the compile pipeline and "
+                                    "would reach CUDA emission",
+                                    "compile with the named pipeline tessera-lower-to-nv{arch=...}; a custom pipeline "
+                                    "must run tile-to-fragments and lower-tile-to-nv")
+COMPILE_ARCH_MISMATCH = _code("COMPILE_ARCH_MISMATCH", "the pipeline lowered the kernel for another arch than the "
+                              "cubin is built for",
+                              "give the same arch to the pipeline and to tessera.compile (the default pipeline does)")
+OPS_NO_GPU = _code("OPS_NO_GPU", "the op was asked to run on the GPU (lane 'auto' or 'cuda') but there is no CUDA device",
+                   "run on a machine with an NVIDIA GPU and driver, or ask for the CPU reference interpreter "
+                   "explicitly with lane='reference' (results then say lane='reference')")
+OPS_LANE_INVALID = _code("OPS_LANE_INVALID", "the op was given an unknown lane",
+                         "pass lane='auto' (the GPU, or an error without one), 'cuda' or 'reference'")
+OPS_ARG_TYPE = _code("OPS_ARG_TYPE", "an op argument is not an array the op can take",
+                     "pass numpy arrays (copied to the device and back) or CUDA arrays: torch tensors or objects "
+                     "with __cuda_array_interface__ (cupy, numba)")
+OPS_ARG_DTYPE = _code("OPS_ARG_DTYPE", "an op argument has an unsupported element type, or operands disagree on it",
+                      "read the op's docstring for its dtypes: operands of one product share bf16, f16 or f32; "
+                      "convert explicitly (Tessera does not promote)")
+OPS_ARG_SHAPE = _code("OPS_ARG_SHAPE", "an op argument has the wrong rank or shape for the others",
+                      "read the message for the expected shape: it names each dimension and where it comes from")
+OPS_ARG_LAYOUT = _code("OPS_ARG_LAYOUT", "an op argument is not C-contiguous",
+                       "pass contiguous arrays (x.contiguous() in torch, np.ascontiguousarray / cupy.ascontiguousarray); "
+                       "use trans_a/trans_b for a transposed GEMM operand")
+OPS_ARG_DEVICE = _code("OPS_ARG_DEVICE", "op arguments live in places the lane cannot use together",
+                       "the cuda lane takes all arrays on one GPU, or all numpy arrays; the reference lane takes numpy "
+                       "arrays (copy device arrays to the host first)")
+OPS_ARG_ALIGNMENT = _code("OPS_ARG_ALIGNMENT", "a device array's address is not a multiple of its element size",
+                          "pass arrays from a framework allocator (torch, cupy), not byte-offset views; 16-byte "
+                          "aligned arrays also take the vectorised copy path")
+OPS_ARG_ALIAS = _code("OPS_ARG_ALIAS", "an output array overlaps an input array",
+                      "write to a fresh array (leave out=None) or to one that shares no memory with the inputs; "
+                      "only gemm's c may be its out")
+OPS_ARG_READONLY = _code("OPS_ARG_READONLY", "an output array is read-only",
+                         "pass a writeable array as out= (np.array(x) or x.copy())")
+OPS_ARG_VALUE = _code("OPS_ARG_VALUE", "an op option has a value the op does not accept",
+                      "read the message for the accepted values (e.g. activation in none/relu/gelu/silu, real "
+                      "alpha/beta/scale, bool flags)")
+OPS_GQA_HEADS = _code("OPS_GQA_HEADS", "attention query heads are not a multiple of the key/value heads",
+                      "grouped-query attention needs q heads H = G * H_kv with k and v sharing H_kv heads")
+
+
 def all_codes() -> dict[str, Code]:
     return dict(_REGISTRY)
 

@@ -1,0 +1,217 @@
+"""`CompiledKernel`: one compiled specialisation, its launch signature, and launches through the runtime.
+
+The launch signature is derived from the func.func signature by the
+emitter's ABI (`tessera.codegen.emit_cuda`): each memref argument becomes a
+pointer parameter followed by one `long long` size and one `long long`
+stride (in elements) per dim; index scalars are `long long`, i32 `int`, f32
+`float`. Block = (nv.num_threads, 1, 1), dynamic shared memory =
+nv.smem_bytes (the runtime raises the opt-in limit above 48 KiB).
+
+`launch(grid, args)` takes one argument per func.func argument -- arrays for
+memrefs (torch / __cuda_array_interface__ arrays in place, numpy arrays
+copied in and out), numbers for scalars -- checks them (dtype, rank, static
+dims, equal symbolic dims, contiguity, device, alignment) and fills the
+sizes and strides itself. `launch_values(grid, values)` takes the C
+parameter list directly; `tessera.ops` uses it after its own checks, so a
+warm op call reads each array once. Loading is lazy: compiling needs no GPU.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from tessera.codegen.emit_cuda import EmittedKernel
+from tessera.codegen.nvrtc import CompiledArtifact
+from tessera.dsl.kernel import TracedKernel
+from tessera.dsl.specs import TensorSpec
+from tessera.ir import diagnostics as D
+from tessera.ir.types import type_name
+from tessera.runtime.args import Param, ptr, scalar
+from tessera.runtime.errors import RuntimeLaunchError
+from tessera.runtime.launch import LaunchResult
+
+from tessera.compiler import arrays, testing
+
+_VALUE_KINDS = {"long long": "i64", "int": "i32", "float": "f32", "double": "f64"}
+INDEX_LIMIT = 2**31  # index values are 32-bit inside the kernel (emit_cuda's ABI)
+
+
+def launch_signature(emitted: EmittedKernel, arg_types) -> tuple[Param, ...]:
+    """The runtime signature of an emitted kernel; `arg_types` are the func.func argument types."""
+    sizes: dict[int, list[str]] = {}
+    for p in emitted.params:
+        if p.role == "size":
+            sizes.setdefault(p.arg, []).append(p.name)
+    out = []
+    for p in emitted.params:
+        if p.role == "ptr":
+            elem = type_name(arg_types[p.arg].element_type)
+            intent = "in" if p.ctype.startswith("const ") else "inout"
+            out.append(ptr(p.name, elem, tuple(sizes.get(p.arg, ())), intent))
+        elif p.role in ("size", "stride"):
+            out.append(scalar(p.name, "i64"))
+        elif p.ctype in _VALUE_KINDS:
+            out.append(scalar(p.name, _VALUE_KINDS[p.ctype]))
+        else:
+            raise D.TesseraError(D.EMIT_UNSUPPORTED, f"kernel parameter {p.name} has C type {p.ctype}, which the "
+                                                     "runtime cannot pass")
+    return tuple(out)
+
+
+class CompiledKernel:
+    """A traced kernel lowered, emitted and compiled for one arch; see the module docstring.
+
+    Attributes: `traced` (the TracedKernel), `emitted` (EmittedKernel: source,
+    parameters, threads, shared memory), `artifact` (CompiledArtifact: cubin,
+    hashes, toolchain), `arch`, `pipeline` (the canonical pipeline text that
+    ran), `cache_key`, `signature` (runtime Params), `block`, `smem_bytes`.
+    """
+
+    def __init__(self, traced: TracedKernel, emitted: EmittedKernel, artifact: CompiledArtifact, pipeline: str,
+                 cache_key: str, arg_types):
+        self.traced, self.emitted, self.artifact = traced, emitted, artifact
+        self.pipeline, self.cache_key, self.arch = pipeline, cache_key, artifact.arch
+        self.name = emitted.name
+        self.block = (emitted.num_threads, 1, 1)
+        self.smem_bytes = emitted.smem_bytes
+        self.signature = launch_signature(emitted, arg_types)
+        self._arg_types = tuple(arg_types)
+        self._slots = self._plan_args()
+        self._loaded: dict = {}
+
+    # -- what was built --------------------------------------------------------
+    @property
+    def source(self) -> str:
+        return self.emitted.source
+
+    @property
+    def cubin(self) -> bytes:
+        return self.artifact.cubin
+
+    @property
+    def artifact_hash(self) -> str:
+        return self.artifact.sha256
+
+    def sass(self, tool: str = "cuobjdump") -> str:
+        """The cubin's SASS text (cuobjdump -sass, or nvdisasm -c)."""
+        from tessera.codegen.sass import disassemble
+        return disassemble(self.artifact.cubin, tool)
+
+    def with_artifact(self, artifact: CompiledArtifact) -> "CompiledKernel":
+        """The same kernel with another artifact (fault-injection tests load a damaged cubin this way)."""
+        return CompiledKernel(self.traced, self.emitted, artifact, self.pipeline, self.cache_key, self._arg_types)
+
+    def __repr__(self) -> str:
+        return f"<CompiledKernel {self.name} {self.arch} {self.artifact.sha256[:12]}>"
+
+    # -- loading -----------------------------------------------------------------
+    def loaded(self, device: int = 0):
+        """The runtime's LoadedKernel on `device` (or the host emulator's, inside `testing.emulate_on_host`)."""
+        backend = testing.backend()
+        key = (device, backend)
+        hit = self._loaded.get(key)
+        if hit is None:
+            if backend is not None:
+                hit = backend.load(self)
+            else:
+                from tessera.runtime.launch import load
+                hit = load(self.artifact, self.name, self.signature, device=device)
+            self._loaded[key] = hit
+        return hit
+
+    # -- launching ---------------------------------------------------------------
+    def launch_values(self, grid, values, stream=None, *, sync: bool = False, device: int = 0) -> LaunchResult:
+        """Launch with `values` in C parameter order (pointers as ints or numpy arrays, then sizes, strides)."""
+        loaded = self._loaded.get((device, testing.backend()))
+        if loaded is None:
+            loaded = self.loaded(device)
+        return loaded.launch(grid, self.block, self.smem_bytes, values, stream, sync=sync)
+
+    def launch(self, grid, args, stream=None, *, sync: bool = False, device: int | None = None) -> LaunchResult:
+        """Check `args` (one per func.func argument) and launch over `grid`; returns the runtime's LaunchResult.
+
+        Errors are RUNTIME_ARG_INVALID naming the argument, before anything is
+        written; load and launch failures are the runtime's coded errors.
+        """
+        values, found = self.values(args)
+        dev = found if device is None else device
+        if found is not None and device is not None and found != device:
+            raise self._fail(None, f"the arrays live on device {found}, the launch asked for device {device}")
+        return self.launch_values(grid, values, stream, sync=sync, device=dev or 0)
+
+    def _fail(self, slot, message: str) -> RuntimeLaunchError:
+        where = f"argument {slot[0]!r} " if slot is not None else ""
+        return RuntimeLaunchError(D.RUNTIME_ARG_INVALID, f"{where}{message}", kernel=self.name)
+
+    def _plan_args(self) -> tuple:
+        """Per func.func argument: (name, elem or scalar kind, rank, static dims, symbolic dim names)."""
+        slots = []
+        for name, t in zip(self.traced.arg_names, self._arg_types):
+            spec = self.traced.specs[name]
+            if isinstance(spec, TensorSpec):
+                static = tuple(d if isinstance(d, int) else None for d in spec.shape)
+                symbols = tuple(d if isinstance(d, str) else None for d in spec.shape)
+                slots.append((name, type_name(t.element_type), spec.rank, static, symbols))
+            else:
+                slots.append((name, type_name(t), None, None, None))
+        return tuple(slots)
+
+    def values(self, args) -> tuple[list, int | None]:
+        """(C parameter values, device of the device arrays or None) for func.func arguments `args`."""
+        if len(args) != len(self._slots):
+            raise self._fail(None, f"{self.name} takes {len(self._slots)} arguments "
+                                   f"({', '.join(s[0] for s in self._slots)}), got {len(args)}")
+        values, symbols, device, host = [], {}, None, None
+        for slot, a in zip(self._slots, args):
+            name, elem, rank, static, names = slot
+            if rank is None:
+                values.append(self._scalar(slot, a))
+                continue
+            v = arrays.view(a)
+            if v is None:
+                raise self._fail(slot, f"is a {type(a).__name__}, not an array")
+            if v.dtype != elem:
+                raise self._fail(slot, f"has element type {v.dtype or 'unknown'}, the kernel takes {elem}")
+            if len(v.shape) != rank:
+                raise self._fail(slot, f"has rank {len(v.shape)}, the kernel takes rank {rank}")
+            if not v.contiguous:
+                raise self._fail(slot, "is not C-contiguous")
+            for d, (size, want, sym) in enumerate(zip(v.shape, static, names)):
+                if want is not None and size != want:
+                    raise self._fail(slot, f"dim {d} is {size}; the kernel was traced with {want}")
+                if size >= INDEX_LIMIT:
+                    raise self._fail(slot, f"dim {d} is {size}; kernel indices are 32-bit (< 2**31)")
+                if sym is not None:
+                    seen = symbols.setdefault(sym, (size, name, d))
+                    if seen[0] != size:
+                        raise self._fail(slot, f"dim {d} ('{sym}') is {size}, but argument {seen[1]!r} dim {seen[2]} "
+                                               f"('{sym}') is {seen[0]}: dims traced with one symbol must be equal")
+            if v.ptr is None:
+                if v.source != "numpy":
+                    raise self._fail(slot, "is a host tensor: pass a CUDA tensor or a numpy array")
+                host = name
+                values.append(a)
+            else:
+                if v.ptr % arrays.ITEMSIZE[elem]:
+                    raise self._fail(slot, f"address {v.ptr:#x} is not aligned to its {elem} element size")
+                if v.device is not None:
+                    if device is not None and v.device != device:
+                        raise self._fail(slot, f"lives on device {v.device}, another argument on device {device}")
+                    device = v.device
+                values.append(v.ptr)
+            values.extend(v.shape)
+            values.extend(arrays.c_strides(v.shape))
+        if host is not None and device is not None:
+            raise self._fail(None, f"argument {host!r} is a numpy array and others are device arrays: pass all "
+                                   "device arrays, or all numpy arrays (copied in and out)")
+        return values, device
+
+    def _scalar(self, slot, a):
+        kind = slot[1]
+        if isinstance(a, bool) or not isinstance(a, numbers.Real):
+            raise self._fail(slot, f"must be a number ({kind}), got {type(a).__name__}")
+        if kind in ("f32", "f64"):
+            return float(a)
+        if not isinstance(a, numbers.Integral):
+            raise self._fail(slot, f"must be an integer ({kind}), got {a!r}")
+        return int(a)

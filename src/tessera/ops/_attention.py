@@ -1,0 +1,150 @@
+"""`tessera.ops.attention` (flash attention forward, GQA) and `tessera.ops.linear_attention` (chunked, decay)."""
+
+from __future__ import annotations
+
+import math
+
+import tessera
+from tessera.compiler.driver import compile_cached, device_arch
+from tessera.ir import diagnostics as D
+from tessera.kernels import flash_attention as FA
+from tessera.kernels import linear_attention as LA
+from tessera.ops._common import Checker, Plan, memref, plan_for, start
+from tessera.ops.configs import HEAD_DIMS, attention_config, linear_attention_config
+
+DTYPES = ("bf16", "f16", "f32")
+GRID_Y_LIMIT = 65535
+
+
+def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="auto", stream=None):
+    """Softmax attention forward: returns (o, lse) with o = softmax(scale * q @ k^T [+ causal mask]) @ v.
+
+    q: [B, H, S_q, D]; k, v: [B, H_kv, S_k, D] with H a multiple of H_kv
+    (grouped-query attention: query head h reads kv head h // (H // H_kv)).
+    q, k, v share dtype bf16 or f16 (f32 runs on the reference lane; on the
+    cuda lane it needs the f32 mma lowering). D is 64 or 128.
+    causal: query i sees keys j <= i (top-left aligned, as torch SDPA's is_causal).
+    scale: the score scale, default 1/sqrt(D).
+    Returns o [B, H, S_q, D] in q's dtype and lse [B, H, S_q] f32 (natural-log
+    log-sum-exp of each row's scaled, masked scores; -inf for a row with no
+    visible key, whose o is 0). out / lse: preallocated outputs (needed for
+    __cuda_array_interface__ arrays other than cupy's).
+    lane, stream, array kinds and provenance: as `tessera.ops.gemm`.
+    """
+    lane = start("attention", lane)
+    ck = Checker("attention", lane)
+    Q = ck.array("q", q, DTYPES, 4)
+    Kv = ck.array("k", k, DTYPES, 4)
+    V = ck.array("v", v, DTYPES, 4)
+    if not Q.dtype == Kv.dtype == V.dtype:
+        raise ck.fail(D.OPS_ARG_DTYPE, f"q is {Q.dtype}, k is {Kv.dtype}, v is {V.dtype}; they take one dtype")
+    B, H, S_q, Dh = Q.shape
+    _, H_kv, S_k, _ = Kv.shape
+    if Dh not in HEAD_DIMS:
+        raise ck.fail(D.OPS_ARG_SHAPE, f"q has head dim {Dh}; the attention kernel takes "
+                                       f"{' or '.join(map(str, HEAD_DIMS))}")
+    if Kv.shape[0] != B or Kv.shape[3] != Dh:
+        raise ck.fail(D.OPS_ARG_SHAPE, f"k has shape {list(Kv.shape)}; with q {list(Q.shape)} it must be "
+                                       f"[{B}, H_kv, S_k, {Dh}]")
+    if V.shape != Kv.shape:
+        raise ck.fail(D.OPS_ARG_SHAPE, f"v has shape {list(V.shape)}; it must match k's {list(Kv.shape)}")
+    if H_kv == 0 or H % H_kv:
+        raise ck.fail(D.OPS_GQA_HEADS, f"q has {H} heads and k/v {H_kv}: {H} is not a multiple of {H_kv}")
+    if B * H > GRID_Y_LIMIT:
+        raise ck.fail(D.OPS_ARG_SHAPE, f"B * H = {B * H} programs exceed the grid's y limit {GRID_Y_LIMIT}")
+    causal = ck.flag("causal", causal)
+    scale_v = 1.0 / math.sqrt(Dh) if scale is None else ck.scalar("scale", scale)
+    ck.stream(stream)
+    inputs = (("q", q, Q), ("k", k, Kv), ("v", v, V))
+    o, O = ck.output("out", out, q, Q, (B, H, S_q, Dh), Q.dtype, inputs)
+    lse_a, L = ck.output("lse", lse, q, Q, (B, H, S_q), "f32", inputs + (("out", o, O),))
+
+    cfg = attention_config(S_q, Dh)
+    device = ck.device or 0
+    key = ("attention", lane, device, Q.dtype, Dh, causal, cfg)
+    plan = plan_for(key, lambda: _build_attention(lane, device, Q.dtype, Dh, causal, cfg))
+    values = []
+    for x, xv in ((q, Q), (k, Kv), (v, V), (o, O), (lse_a, L)):
+        memref(values, x, xv)
+    values.append(scale_v)
+    fargs = [q, k, v, o, lse_a, scale_v] if lane == "reference" else None
+    grid = (-(-S_q // cfg.BLOCK_M), B * H)  # FA.grid, inlined
+    plan.run(grid, values, fargs, ck.launch_stream(stream), device)
+    return o, lse_a
+
+
+def _build_attention(lane, device, dtype, Dh, causal, cfg) -> Plan:
+    T = tessera.tensor
+    q, kv = T(("B", "H", "S", Dh), dtype), T(("B", "H_kv", "S_k", Dh), dtype)
+    specs = (q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"))
+    meta = {**cfg.meta(), "CAUSAL": causal}
+    return _plan("attention", FA.flash_attention, specs, meta, {**meta, "stages": cfg.stages}, lane, device,
+                 cfg.stages)
+
+
+def linear_attention(q, k, v, g=None, *, out=None, lane="auto", stream=None):
+    """Causal linear attention forward with optional per-head decay; returns o [B, H, T, D_v].
+
+    o[b, h, t] = sum_{s <= t} exp(g[h] * (t - s)) * (q[b, h, t] . k[b, h, s]) * v[b, h, s]
+    q, k: [B, H, T, D_k]; v: [B, H, T, D_v]; one dtype, bf16 or f16 (f32 as
+    for attention); D_k and D_v are 64 or 128. No score scale is applied
+    (fla's chunk_linear_attn applies D_k**-0.5 by default: pass q scaled, or
+    scale=1 there). g: [H] (or [1, H]) f32 log-decay per step (usually <= 0),
+    or None for no decay. o has v's dtype. As in fla's chunk kernels the
+    f32 intra-chunk scores and the carried state are rounded to the input
+    dtype before their second product.
+    out, lane, stream, array kinds and provenance: as `tessera.ops.gemm`.
+    """
+    lane = start("linear_attention", lane)
+    ck = Checker("linear_attention", lane)
+    Q = ck.array("q", q, DTYPES, 4)
+    Kk = ck.array("k", k, DTYPES, 4)
+    V = ck.array("v", v, DTYPES, 4)
+    if not Q.dtype == Kk.dtype == V.dtype:
+        raise ck.fail(D.OPS_ARG_DTYPE, f"q is {Q.dtype}, k is {Kk.dtype}, v is {V.dtype}; they take one dtype")
+    B, H, T, D_k = Q.shape
+    D_v = V.shape[3]
+    if Kk.shape != Q.shape:
+        raise ck.fail(D.OPS_ARG_SHAPE, f"k has shape {list(Kk.shape)}; it must match q's {list(Q.shape)}")
+    if V.shape[:3] != (B, H, T):
+        raise ck.fail(D.OPS_ARG_SHAPE, f"v has shape {list(V.shape)}; it must be [{B}, {H}, {T}, D_v]")
+    for name, d in (("D_k (q's last dim)", D_k), ("D_v (v's last dim)", D_v)):
+        if d not in HEAD_DIMS:
+            raise ck.fail(D.OPS_ARG_SHAPE, f"{name} is {d}; the kernel takes {' or '.join(map(str, HEAD_DIMS))}")
+    G = ck.array("g", g, ("f32",), (1, 2)) if g is not None else None
+    if G is not None and G.shape not in ((H,), (1, H)):
+        raise ck.fail(D.OPS_ARG_SHAPE, f"g has shape {list(G.shape)}; it must be [{H}] or [1, {H}]")
+    ck.stream(stream)
+    inputs = (("q", q, Q), ("k", k, Kk), ("v", v, V), ("g", g, G))
+    o, O = ck.output("out", out, v, V, (B, H, T, D_v), V.dtype, inputs)
+
+    cfg = linear_attention_config(D_k, D_v)
+    device = ck.device or 0
+    key = ("linear_attention", lane, device, Q.dtype, D_k, D_v, G is not None, cfg)
+    plan = plan_for(key, lambda: _build_linear(lane, device, Q.dtype, D_k, D_v, G is not None, cfg))
+    g_2d = None if g is None else g.reshape(1, H) if G.ptr is None else g
+    values = []
+    for x, xv in ((q, Q), (k, Kk), (v, V), (o, O)):
+        memref(values, x, xv)
+    if G is not None:
+        memref(values, g_2d, G, (1, H))
+    fargs = [x for x in (q, k, v, o, g_2d) if x is not None] if lane == "reference" else None
+    grid = (B * H, 1 if cfg.BLOCK_V is None else -(-D_v // cfg.BLOCK_V))  # LA.grid, inlined
+    plan.run(grid, values, fargs, ck.launch_stream(stream), device)
+    return o
+
+
+def _build_linear(lane, device, dtype, D_k, D_v, decay, cfg) -> Plan:
+    T = tessera.tensor
+    qk, v = T(("B", "H", "T", D_k), dtype), T(("B", "H", "T", D_v), dtype)
+    specs = (qk, qk, v, v, T((1, "H"), "f32") if decay else None)
+    meta = cfg.meta()
+    return _plan("linear_attention", LA.linear_attention, specs, meta, {**meta, "stages": cfg.stages, "decay": decay},
+                 lane, device, cfg.stages)
+
+
+def _plan(op, kernel, specs, meta, config, lane, device, stages) -> Plan:
+    if lane == "cuda":
+        compiled = compile_cached(kernel, specs, meta, arch=device_arch(device), stages=stages)
+        return Plan(op, lane, compiled.traced, compiled, config)
+    return Plan(op, lane, kernel.trace(*specs, **meta), None, config)

@@ -1,0 +1,140 @@
+"""`tessera.ops.gemm`: D = act(alpha * op(a) @ op(b) + beta * c + bias) + residual, on the shipped GEMM kernel."""
+
+from __future__ import annotations
+
+import tessera
+from tessera.compiler import arrays
+from tessera.compiler.driver import compile_cached, device_arch
+from tessera.ir import diagnostics as D
+from tessera.kernels import gemm as G
+from tessera.ops._common import Checker, Plan, memref, plan_for, start
+from tessera.ops.configs import gemm_config
+
+OPERAND_DTYPES = ("bf16", "f16", "f32")
+EPILOGUE_DTYPES = ("bf16", "f16", "f32")
+GRID_Y_LIMIT = 65535
+_ACTIVATIONS = {None: "none", "none": "none", "relu": "relu", "gelu": "gelu", "silu": "silu"}
+
+
+def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, residual=None, trans_a=False,
+         trans_b=False, out=None, out_dtype=None, lane="auto", stream=None):
+    """Matrix product with a fused epilogue: returns D = act(alpha * op(a) @ op(b) + beta * c + bias) + residual.
+
+    a: [M, K] (or [K, M] with trans_a=True: a column-major M x K operand);
+    b: [K, N] (or [N, K] with trans_b=True). a and b share dtype bf16, f16 or
+    f32; products accumulate in f32 and the epilogue runs in f32.
+    c: [M, N], read only when beta != 0 (beta == 0 never reads c, so NaN in
+    c cannot leak); it must have the output dtype. bias: [N] (or [1, N]),
+    added to every row; residual: [M, N], added after the activation; both
+    bf16, f16 or f32. activation: None, 'relu', 'gelu' (exact erf form) or 'silu'.
+    out: [M, N] array to write: c itself for in-place C = alpha*A@B + beta*C,
+    else an array sharing no memory with the inputs (c is then copied into
+    it first). out_dtype: the output dtype when out is None (default: c's
+    dtype, else a's); a name ('bf16', 'float32'), numpy or torch dtype.
+    lane: 'auto' (the GPU; OPS_NO_GPU without one), 'cuda', or 'reference'
+    (the CPU interpreter, numpy arrays only). stream: the CUDA stream of the
+    launch (a handle int, or a torch / cupy / cuda.core stream); default: the
+    current stream of the arrays' framework (torch.cuda.current_stream(),
+    cupy's current stream), else the legacy default stream.
+    Arrays: torch CUDA tensors and __cuda_array_interface__ arrays are used in
+    place and the call returns without waiting; numpy arrays are copied in and out.
+    Returns out (allocated like `a` when not given). `tessera.ops.last_run()`
+    then says what ran. Bad arguments raise OPS_* errors before anything is written.
+    """
+    lane = start("gemm", lane)
+    ck = Checker("gemm", lane)
+    A = ck.array("a", a, OPERAND_DTYPES, 2)
+    B = ck.array("b", b, OPERAND_DTYPES, 2)
+    if B.dtype != A.dtype:
+        raise ck.fail(D.OPS_ARG_DTYPE, f"a is {A.dtype} and b is {B.dtype}; both operands take one dtype")
+    ta, tb = ck.flag("trans_a", trans_a), ck.flag("trans_b", trans_b)
+    M, K = (A.shape[1], A.shape[0]) if ta else A.shape
+    Kb, N = (B.shape[1], B.shape[0]) if tb else B.shape
+    if Kb != K:
+        raise ck.fail(D.OPS_ARG_SHAPE, f"a{'.T' if ta else ''} is {M} x {K} but b{'.T' if tb else ''} is {Kb} x {N}: "
+                                       "the inner dims differ")
+    alpha_v, beta_v = ck.scalar("alpha", alpha), ck.scalar("beta", beta)
+    act = _ACTIVATIONS.get(activation) if activation is None or isinstance(activation, str) else None
+    if act is None:
+        raise ck.fail(D.OPS_ARG_VALUE, f"activation={activation!r} is not one of None, 'relu', 'gelu', 'silu'")
+    ck.stream(stream)
+    reads_c = beta_v != 0.0
+    C = ck.array("c", c, EPILOGUE_DTYPES, 2) if c is not None else None
+    if C is not None and C.shape != (M, N):
+        raise ck.fail(D.OPS_ARG_SHAPE, f"c has shape {list(C.shape)}; the result is [{M}, {N}]")
+    if reads_c and C is None:
+        raise ck.fail(D.OPS_ARG_VALUE, f"beta={beta!r} scales c, but no c was given")
+    Bias = ck.array("bias", bias, EPILOGUE_DTYPES, (1, 2)) if bias is not None else None
+    if Bias is not None and Bias.shape not in ((N,), (1, N)):
+        raise ck.fail(D.OPS_ARG_SHAPE, f"bias has shape {list(Bias.shape)}; it must be [{N}] or [1, {N}]")
+    R = ck.array("residual", residual, EPILOGUE_DTYPES, 2) if residual is not None else None
+    if R is not None and R.shape != (M, N):
+        raise ck.fail(D.OPS_ARG_SHAPE, f"residual has shape {list(R.shape)}; the result is [{M}, {N}]")
+    Out = arrays.view(out) if out is not None else None
+    dtype = _out_dtype(ck, out_dtype, Out, C, A)
+    if reads_c and C.dtype != dtype:
+        raise ck.fail(D.OPS_ARG_DTYPE, f"c is {C.dtype} but the output is {dtype}; c is read in the output's dtype",
+                      hint="convert c, or pass out_dtype (or out) matching c")
+    in_place = reads_c and Out is not None and (out is c or _same_memory(Out, C))
+    inputs = (("a", a, A), ("b", b, B), ("bias", bias, Bias), ("residual", residual, R))
+    if reads_c and not in_place:
+        inputs += (("c", c, C),)
+    result, O = ck.output("out", out, a, A, (M, N), dtype, inputs, Out)
+
+    cfg = gemm_config(M, N, K)
+    if -(-N // cfg.BN) > GRID_Y_LIMIT:
+        raise ck.fail(D.OPS_ARG_SHAPE, f"N = {N} needs {-(-N // cfg.BN)} column programs; the grid's y limit is "
+                                       f"{GRID_Y_LIMIT}")
+    device = ck.device or 0
+    key = ("gemm", lane, device, A.dtype, dtype, reads_c, Bias and Bias.dtype, R and R.dtype, ta, tb, act, cfg)
+    plan = plan_for(key, lambda: _build(lane, device, A.dtype, dtype, reads_c, Bias, R, ta, tb, act, cfg))
+    if reads_c and not in_place:
+        arrays.copy_into(result, c)
+    bias_2d = None if bias is None else bias.reshape(1, N) if Bias.ptr is None else bias
+    values = []
+    memref(values, a, A)
+    memref(values, b, B)
+    memref(values, result, O)
+    if Bias is not None:
+        memref(values, bias_2d, Bias, (1, N))
+    if R is not None:
+        memref(values, residual, R)
+    values.append(alpha_v)
+    if reads_c:
+        values.append(beta_v)
+    fargs = None
+    if lane == "reference":
+        fargs = [x for x in (a, b, result, bias_2d, residual) if x is not None] + [alpha_v]
+        fargs += [beta_v] if reads_c else []
+    grid = (-(-M // cfg.BM), -(-N // cfg.BN))  # G.grid, inlined
+    plan.run(grid, values, fargs, ck.launch_stream(stream), device)
+    return result
+
+
+def _same_memory(v: arrays.ArrayView, C: arrays.ArrayView) -> bool:
+    return v.ptr is not None and v.ptr == C.ptr and v.shape == C.shape and v.dtype == C.dtype
+
+
+def _out_dtype(ck: Checker, out_dtype, Out, C, A) -> str:
+    if out_dtype is not None:
+        name = arrays.dtype_name(out_dtype)
+        if name not in EPILOGUE_DTYPES:
+            raise ck.fail(D.OPS_ARG_DTYPE, f"out_dtype={out_dtype!r}; the output takes bf16, f16 or f32")
+        return name  # an `out` of another dtype is reported by Checker.output
+    if Out is not None and Out.dtype in EPILOGUE_DTYPES:
+        return Out.dtype
+    return C.dtype if C is not None else A.dtype
+
+
+def _build(lane, device, in_dt, out_dt, reads_c, Bias, R, ta, tb, act, cfg) -> Plan:
+    T = tessera.tensor
+    specs = (T(("K", "M") if ta else ("M", "K"), in_dt), T(("N", "K") if tb else ("K", "N"), in_dt),
+             T(("M", "N"), out_dt), T((1, "N"), Bias.dtype) if Bias is not None else None,
+             T(("M", "N"), R.dtype) if R is not None else None, tessera.scalar("f32"),
+             tessera.scalar("f32") if reads_c else None)
+    meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
+    config = {**cfg.meta(), "stages": cfg.stages, "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
+    if lane == "cuda":
+        compiled = compile_cached(G.gemm, specs, meta, arch=device_arch(device), stages=cfg.stages)
+        return Plan("gemm", lane, compiled.traced, compiled, config)
+    return Plan("gemm", lane, G.gemm.trace(*specs, **meta), None, config)

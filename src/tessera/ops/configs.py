@@ -1,0 +1,79 @@
+"""Which tile configuration each op launches, by shape: a small documented table, not an autotuner.
+
+Every rule below picks among configurations that the CPU suite lowers,
+emulates and checks against the reference interpreter; the GPU suite runs
+them against float64 oracles. A configuration is part of a kernel's
+specialisation (and so of its cache key), so rules are coarse on purpose:
+few distinct configs means few compiles.
+
+GEMM (`gemm_config(M, N, K)`), 128 threads (2 x 2 warps) per CTA:
+  BM = 64 if M <= 64 else 128     rows of C per program
+  BN = 64 if N <= 64 else 128     cols of C per program
+  BK = 32                         K step (one mma.sync K of 16, twice)
+  stages = 3 if K >= 128 else 1   cp.async pipelining depth of the K-loop;
+                                  short K-loops gain nothing from it
+  (128 x 128 x 32 with 3 stages needs 124 KiB of shared memory; sm_90 has 227.)
+Attention (`attention_config(S_q, D)`): BLOCK_M = 128 query rows, BLOCK_N = 64
+  keys per step for every S_q (a short sequence wastes rows of one program,
+  not launches or compiles); D (the head dim) must be 64 or 128.
+Linear attention (`linear_attention_config(D_k, D_v)`): CHUNK = 64 time steps;
+  BLOCK_V = 64 d_v columns per program when D_v > 64 (so B*H*2 programs share
+  the machine at D_v = 128), else all of D_v; D_k and D_v in 64 or 128.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HEAD_DIMS = (64, 128)
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    BM: int
+    BN: int
+    BK: int
+    stages: int
+
+    def meta(self) -> dict:
+        return {"BM": self.BM, "BN": self.BN, "BK": self.BK}
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    BLOCK_M: int
+    BLOCK_N: int
+    stages: int = 1
+
+    def meta(self) -> dict:
+        return {"BLOCK_M": self.BLOCK_M, "BLOCK_N": self.BLOCK_N}
+
+
+@dataclass(frozen=True)
+class LinearAttentionConfig:
+    CHUNK: int
+    BLOCK_V: int | None
+    stages: int = 1
+
+    def meta(self) -> dict:
+        return {"CHUNK": self.CHUNK, "BLOCK_V": self.BLOCK_V}
+
+
+_GEMM = {(bm, bn, st): GemmConfig(bm, bn, 32, st) for bm in (64, 128) for bn in (64, 128) for st in (1, 3)}
+_ATTENTION = AttentionConfig(128, 64)
+_LINEAR = {None: LinearAttentionConfig(64, None), 64: LinearAttentionConfig(64, 64)}
+
+
+def gemm_config(M: int, N: int, K: int) -> GemmConfig:
+    """The GEMM tile configuration for an M x N x K product (see the module docstring)."""
+    return _GEMM[(64 if M <= 64 else 128, 64 if N <= 64 else 128, 3 if K >= 128 else 1)]
+
+
+def attention_config(S_q: int, D: int) -> AttentionConfig:
+    """The flash-attention configuration (one for every S_q and D in HEAD_DIMS)."""
+    return _ATTENTION
+
+
+def linear_attention_config(D_k: int, D_v: int) -> LinearAttentionConfig:
+    """The chunked linear-attention configuration."""
+    return _LINEAR[64 if D_v > 64 else None]
