@@ -23,7 +23,7 @@ export TESSERA_GPU_OUT="$OUT/gpu_figures.json" TESSERA_FIGURES="$OUT/runtime_fig
 t0=$(date +%s)
 
 # 1. carried wheels -> /tmp/site, then src/ first on the path
-mapfile -t wheels < <(find .whl -name '*.whl' 2>/dev/null | sort)
+mapfile -t wheels < <(find .whl -type f -name '*.whl' 2>/dev/null | sort)
 if [ "${#wheels[@]}" -gt 0 ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     "${wheels[@]}" || { echo "gpu_run: installing the carried wheels failed" >&2; exit 1; }

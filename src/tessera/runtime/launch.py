@@ -22,6 +22,7 @@ import struct
 import threading
 from dataclasses import dataclass
 
+from tessera.runtime.cubin_check import cubin_problem
 from tessera.codegen.nvrtc import CompiledArtifact
 from tessera.ir.diagnostics import RUNTIME_ARG_INVALID, RUNTIME_LAUNCH_FAILED, RUNTIME_LOAD_FAILED
 from tessera.runtime.args import ArgBinder
@@ -246,6 +247,8 @@ def load(artifact: CompiledArtifact, kernel: str, signature, *, device: int = 0)
     if not artifact.verify():
         raise RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"the cubin's bytes do not match its sha256 "
                                  f"{artifact.sha256[:16]}...: corrupted or modified, refusing to load", kernel=kernel)
+    if (problem := cubin_problem(artifact.cubin)) is not None:
+        raise RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"refusing to load {kernel!r}: {problem}", kernel=kernel)
     key = (artifact.sha256, kernel, tuple(signature), device)
     hit = _loaded.get(key)
     if hit is not None:
