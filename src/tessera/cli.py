@@ -194,10 +194,15 @@ def opt_main(argv: list[str] | None = None, *, stdin=None, stdout=None, stderr=N
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`tessera`: the main driver (compile and run kernels); for now it points at tessera-opt."""
+    """`tessera demo`: compile and run every shipped kernel and check it (see tessera.demo)."""
     args = sys.argv[1:] if argv is None else list(argv)
-    text = ("usage: tessera [-h]\n\nThe Tessera driver. Its subcommands are not available yet;\n"
-            "run `tessera-opt --help` to parse, verify and transform Tessera IR.\n")
+    text = ("usage: tessera demo\n\n  demo   compile the shipped kernels for sm_80 and sm_90, run them (GPU if present,\n"
+            "         else the CPU reference interpreter) and check them against float64 references\n\n"
+            "Run `tessera-opt --help` to parse, verify and transform Tessera IR.\n")
+    if args[:1] == ["demo"]:
+        from tessera.demo import main as demo_main
+
+        return demo_main(args[1:])
     if args and args[0] not in ("-h", "--help"):
         err = D.TesseraError(D.OPT_COMMAND_LINE, f"unknown command '{args[0]}'").with_location("<command-line>:1:1")
         print(D.format_diagnostic(err), file=sys.stderr)

@@ -30,7 +30,7 @@ NEG_INF = float("-inf")
 
 
 @kernel
-def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=128, BLOCK_N=64, CAUSAL=False):
+def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=False):
     H, S_q, D = Q.shape[1], Q.shape[2], Q.shape[3]
     H_kv, S_k = K.shape[1], K.shape[2]
     m0 = tl.program_id(0) * BLOCK_M
@@ -68,7 +68,7 @@ def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=128, BLOCK_N=64, CAUSAL=F
     tl.store(LSE, [b, h, m0], lse.T)                                     # 1 x BLOCK_M row of LSE[b, h, :]
 
 
-def grid(B: int, H: int, S_q: int, BLOCK_M: int = 128, **_meta) -> tuple[int, int]:
+def grid(B: int, H: int, S_q: int, BLOCK_M: int = 64, **_meta) -> tuple[int, int]:
     """Launch grid: (query blocks, batch * heads)."""
     return (tl.cdiv(S_q, BLOCK_M), B * H)
 

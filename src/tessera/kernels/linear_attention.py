@@ -29,7 +29,7 @@ from tessera.reference.oracles import linear_attention_ref
 
 
 @kernel
-def linear_attention(Q, K, V, O, G, *, CHUNK=64, BLOCK_V=None):
+def linear_attention(Q, K, V, O, G, *, CHUNK=32, BLOCK_V=None):
     H, T, D_k = Q.shape[1], Q.shape[2], Q.shape[3]
     BV = V.shape[3] if BLOCK_V is None else BLOCK_V
     bh = tl.program_id(0)

@@ -7,18 +7,22 @@ specialisation (and so of its cache key), so rules are coarse on purpose:
 few distinct configs means few compiles.
 
 GEMM (`gemm_config(M, N, K)`), 128 threads (2 x 2 warps) per CTA:
-  BM = 64 if M <= 64 else 128     rows of C per program
   BN = 64 if N <= 64 else 128     cols of C per program
+  BM = 64 if M <= 64 or BN == 64 else 128
+                                  rows of C per program (128 x 64 with a fused
+                                  epilogue spills to local memory: never picked)
   BK = 32                         K step (one mma.sync K of 16, twice)
   stages = 3 if K >= 128 else 1   cp.async pipelining depth of the K-loop;
                                   short K-loops gain nothing from it
   (128 x 128 x 32 with 3 stages needs 124 KiB of shared memory; sm_90 has 227.)
-Attention (`attention_config(S_q, D)`): BLOCK_M = 128 query rows, BLOCK_N = 64
-  keys per step for every S_q (a short sequence wastes rows of one program,
+Attention (`attention_config(S_q, D)`): BLOCK_M = 64 query rows, BLOCK_N = 64
+  keys per step for every S_q (BLOCK_M = 128 spills 88 B to 1.4 KB of stack) (a short sequence wastes rows of one program,
   not launches or compiles); D (the head dim) must be 64 or 128.
-Linear attention (`linear_attention_config(D_k, D_v)`): CHUNK = 64 time steps;
-  BLOCK_V = 64 d_v columns per program when D_v > 64 (so B*H*2 programs share
-  the machine at D_v = 128), else all of D_v; D_k and D_v in 64 or 128.
+Linear attention (`linear_attention_config(D_k, D_v)`): CHUNK = 32 time steps;
+  BLOCK_V = 32 d_v columns per program when D_v > 64, else all of D_v; D_k and
+  D_v in 64 or 128. (CHUNK = 64, or BLOCK_V = 64 at D = 128, spills.)
+Every configuration this table can pick compiles without local memory:
+tests/unit/test_configs_no_spill.py checks that in CI.
 """
 
 from __future__ import annotations
@@ -60,13 +64,14 @@ class LinearAttentionConfig:
 
 
 _GEMM = {(bm, bn, st): GemmConfig(bm, bn, 32, st) for bm in (64, 128) for bn in (64, 128) for st in (1, 3)}
-_ATTENTION = AttentionConfig(128, 64)
-_LINEAR = {None: LinearAttentionConfig(64, None), 64: LinearAttentionConfig(64, 64)}
+_ATTENTION = AttentionConfig(64, 64)
+_LINEAR = {None: LinearAttentionConfig(32, None), 32: LinearAttentionConfig(32, 32)}
 
 
 def gemm_config(M: int, N: int, K: int) -> GemmConfig:
     """The GEMM tile configuration for an M x N x K product (see the module docstring)."""
-    return _GEMM[(64 if M <= 64 else 128, 64 if N <= 64 else 128, 3 if K >= 128 else 1)]
+    bn = 64 if N <= 64 else 128
+    return _GEMM[(64 if M <= 64 or bn == 64 else 128, bn, 3 if K >= 128 else 1)]
 
 
 def attention_config(S_q: int, D: int) -> AttentionConfig:
@@ -76,4 +81,4 @@ def attention_config(S_q: int, D: int) -> AttentionConfig:
 
 def linear_attention_config(D_k: int, D_v: int) -> LinearAttentionConfig:
     """The chunked linear-attention configuration."""
-    return _LINEAR[64 if D_v > 64 else None]
+    return _LINEAR[32 if D_v > 64 else None]
