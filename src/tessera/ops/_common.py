@@ -252,6 +252,11 @@ class Checker:
         return None if not handle else handle
 
 
+def reset() -> None:
+    """Forget this thread's last record (a call starts so; `start` does it on the full path)."""
+    _state.last = None
+
+
 def memref(values: list, obj, v: arrays.ArrayView, shape: tuple | None = None) -> None:
     """Append one memref's C parameters: pointer (or the numpy array to stage), sizes, C-contiguous strides."""
     shape = v.shape if shape is None else shape

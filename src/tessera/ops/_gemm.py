@@ -7,7 +7,8 @@ from tessera.compiler import arrays
 from tessera.compiler.driver import compile_cached, device_arch
 from tessera.ir import diagnostics as D
 from tessera.kernels import gemm as G
-from tessera.ops._common import Checker, Plan, memref, plan_for, start
+from tessera.ops._common import Checker, Plan, memref, plan_for, reset, start
+from tessera.ops._warm import REALS, WarmCall, probe_all, warm_get, warm_put
 from tessera.ops.configs import gemm_config
 
 OPERAND_DTYPES = ("bf16", "f16", "f32")
@@ -41,6 +42,13 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
     Returns out (allocated like `a` when not given). `tessera.ops.last_run()`
     then says what ran. Bad arguments raise OPS_* errors before anything is written.
     """
+    warm = _warm_key(a, b, c, alpha, beta, bias, activation, residual, trans_a, trans_b, out, out_dtype, lane)
+    if warm is not None:
+        call = warm_get(warm[0])
+        if call is not None:
+            done = _warm_run(call, warm[1], a, c, out, alpha, beta, stream)
+            if done is not None:
+                return done
     lane = start("gemm", lane)
     ck = Checker("gemm", lane)
     A = ck.array("a", a, OPERAND_DTYPES, 2)
@@ -108,7 +116,80 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
         fargs += [beta_v] if reads_c else []
     grid = (-(-M // cfg.BM), -(-N // cfg.BN))  # G.grid, inlined
     plan.run(grid, values, fargs, ck.launch_stream(stream), device)
+    if warm is not None and lane == "cuda":
+        _remember(warm, plan, grid, device, values, (A, B, C, Bias, R, O), reads_c, out is None,
+                  reads_c and not in_place, arrays.stream_reader(a, A))
     return result
+
+
+# --- the warm path (see tessera.ops._warm) -------------------------------------------------------------
+
+def _warm_key(a, b, c, alpha, beta, bias, activation, residual, trans_a, trans_b, out, out_dtype, lane):
+    """(call key, addresses of a, b, c, bias, residual, out) for the warm path, or None (take the full path)."""
+    if (lane != "auto" and lane != "cuda") or trans_a.__class__ is not bool or trans_b.__class__ is not bool:
+        return None
+    if alpha.__class__ not in REALS or beta.__class__ not in REALS:
+        return None
+    same = out is c  # probed once; the key says so
+    found = probe_all((a, b, c, bias, residual, None if same else out))
+    if found is None:
+        return None
+    keys, addresses = found
+    if same:
+        addresses[5] = addresses[2]
+    return ("gemm", lane, trans_a, trans_b, beta != 0.0, activation, out_dtype, same, keys), addresses
+
+
+def _warm_run(call: WarmCall, addresses: list, a, c, out, alpha, beta, stream):
+    """The result of a warm call, or None when an address check fails (the full path then names the problem)."""
+    if call.in_place is not None and call.in_place != (out is c or (call.same_layout and
+                                                                    addresses[5] == addresses[2])):
+        return None
+    if call.alloc is None:
+        result = out
+    else:
+        result = arrays.empty_like(a, *call.alloc)
+        found = None if result is None else arrays.probe(result)
+        if found is None:
+            return None
+        addresses[5] = found[1]
+    values = call.bind(addresses, (alpha, beta))
+    if values is None:
+        return None
+    reset()
+    if call.copy_c:
+        arrays.copy_into(result, c)
+    call.launch(values, stream)
+    return result
+
+
+def _remember(warm, plan, grid, device, values, views, reads_c: bool, allocated: bool, copy_c: bool, stream) -> None:
+    """Keep the verdict of a checked cuda-lane call: where its addresses and scalars go, what to re-check.
+
+    `views`: ArrayViews of a, b, c, bias, residual and the output (None where absent), in the address order.
+    """
+    call_key = warm[0]
+    if any(v is not None and v.ptr is None for v in views):
+        return  # host arrays: they are staged through the device, nothing to win
+    O = views[5]
+    fills, at = [], 0
+    for i in (0, 1, 5, 3, 4):  # the kernel's memref order: a, b, out, bias, residual
+        v = views[i]
+        if v is not None:
+            fills.append((at, i, arrays.ITEMSIZE[v.dtype]))
+            at += 1 + 2 * (2 if i == 3 else len(v.shape))  # bias goes in as [1, N]
+    scalars = (at, at + 1) if reads_c else (at,)
+    if len(values) != at + len(scalars):
+        return  # not the layout above: never guess, stay on the full path
+    disjoint = ()
+    if not allocated and O.nbytes > 0:  # what Checker.output checks the output against
+        inputs = (0, 1, 3, 4, 2) if copy_c else (0, 1, 3, 4)
+        disjoint = tuple((i, views[i].nbytes) for i in inputs if views[i] is not None and views[i].nbytes > 0)
+    C = views[2]
+    in_place = None if not reads_c or allocated else not copy_c
+    warm_put(call_key, WarmCall(plan, grid, device, list(values), tuple(fills), scalars, disjoint, 5, O.nbytes, stream,
+                                (views[0], O.shape, O.dtype) if allocated else None, in_place,
+                                C is not None and O.shape == C.shape and O.dtype == C.dtype, copy_c))
 
 
 def _same_memory(v: arrays.ArrayView, C: arrays.ArrayView) -> bool:
