@@ -21,7 +21,7 @@ fi
 case "${1:-}" in
   demo) shift; exec tessera demo "$@" ;;
   test) shift
-        python -m pytest tests/unit tests/gpu -q "$@"
+        python -m pytest tests/unit tests/gpu "$@"
         lit -q tests/lit ;;
   *) echo "usage: ./run.sh demo|test" >&2; exit 2 ;;
 esac
