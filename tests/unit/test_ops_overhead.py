@@ -201,3 +201,140 @@ def test_compiled_kernel_launch_rejects_a_bad_argument_after_warm_calls(stubbed)
         err = expect("RUNTIME_ARG_INVALID", ck.launch, (1, 1), args)
         assert words in err.message, err.message
     assert len(stubbed) == 4
+
+
+# --- attention and linear attention: the same warm path ----------------------------------------------
+
+B, H, S, DH = 1, 2, 64, 64
+
+
+@pytest.fixture()
+def attn(stubbed, monkeypatch):
+    """`stubbed`, with the attention ops' arch stubbed too; yields (launches, calls of the full path)."""
+    from tessera.ops import _attention
+    monkeypatch.setattr(_attention, "device_arch", lambda device=0: "sm_90")
+    full = []
+    monkeypatch.setattr(_attention, "start", lambda *args: full.append(args[0]) or _common.start(*args))
+    return stubbed, full
+
+
+def attn_args(op: str, seed=0):
+    """(host arrays by name, the call's positional names, output names) of one good call."""
+    h = {"q": f16((B, H, S, DH), seed + 1), "out": np.full((B, H, S, DH), 7, np.float16)}
+    if op == "attention":
+        h.update(k=f16((B, 1, S, DH), seed + 2), v=f16((B, 1, S, DH), seed + 3), lse=np.full((B, H, S), 7, np.float32))
+        return h, ("q", "k", "v"), ("out", "lse")
+    h.update(k=f16((B, H, S, DH), seed + 2), v=f16((B, H, S, DH), seed + 3), g=np.array([-0.1, -0.2], np.float32))
+    return h, ("q", "k", "v", "g"), ("out",)
+
+
+def call(op: str, h: dict, names, outs, **kwargs):
+    dev = {n: FakeDeviceArray(x) for n, x in h.items()}
+    fn = getattr(ops, op)
+    return fn(*(dev[n] for n in names), **{n: dev[n] for n in outs}, **kwargs)
+
+
+@pytest.mark.parametrize("op", ["attention", "linear_attention"])
+def test_warm_attention_ops_take_the_warm_path_and_pack_the_full_paths_parameters(attn, op):
+    launches, full = attn
+    extra = {"causal": True, "scale": 0.25} if op == "attention" else {}
+    h, names, outs = attn_args(op)
+    call(op, h, names, outs, **extra)
+    rec = ops.last_run()
+    assert full == [op] and len(launches) == 1
+    h2 = {**h, **{n: h[n].copy() for n in outs}}  # new outputs: other addresses
+    if op == "attention":
+        extra["scale"] = 0.5  # another scalar, the same key
+    call(op, h2, names, outs, **extra)
+    assert full == [op] and len(launches) == 2 and launches[1] != launches[0]  # warm, with its own addresses
+    assert ops.last_run() == rec
+    _warm._warm.clear()
+    call(op, h2, names, outs, **extra)  # the same call down the full path
+    assert full == [op, op] and launches[2] == launches[1] and ops.last_run() == rec
+
+    dev = {n: FakeDeviceArray(x) for n, x in h2.items()}
+    fn = getattr(ops, op)
+    us = per_call_us(lambda: fn(*(dev[n] for n in names), **{n: dev[n] for n in outs}, **extra), calls=1000)
+    print(f"\nper call, driver stubbed: ops.{op} {us:.2f} us (warm)")
+    assert full == [op, op] and us < BOUND_US and len({block for _, block in launches[1:]}) == 1
+
+
+def test_warm_attention_allocates_its_outputs_per_call(attn, monkeypatch):
+    """out and lse not given: each warm call gets new arrays, packed as the full path packs given ones."""
+    launches, full = attn
+    monkeypatch.setattr(_common.arrays, "empty_like", lambda t, v, shape, dtype: FakeDeviceArray(
+        np.full(shape, 7, {"f16": np.float16, "f32": np.float32}[dtype])))
+    h, names, _ = attn_args("attention")
+    q, k, v = (FakeDeviceArray(h[n]) for n in names)
+    ops.attention(q, k, v)
+    o1, lse1 = ops.attention(q, k, v)
+    o2, lse2 = ops.attention(q, k, v)
+    assert full == ["attention"] and len(launches) == 3 and launches[1] != launches[2]
+    assert o1.array.shape == (B, H, S, DH) and lse1.array.dtype == np.float32 and o1 is not o2
+    _warm._warm.clear()
+    ops.attention(q, k, v, out=o2, lse=lse2)
+    assert full == ["attention"] * 2 and launches[3] == launches[2]
+
+
+def _bad(op, bad, h, kwargs):
+    """Make call `kwargs` bad in one way; returns the device arrays to pass by name."""
+    dev = {n: FakeDeviceArray(x) for n, x in h.items()}
+    if bad == "dtype":
+        dev["q"] = FakeDeviceArray(h["q"].astype(np.float32))
+    elif bad == "strides":
+        dev["q"] = FakeDeviceArray(h["q"], strides=(2 * H * S * DH, 2 * S * DH, 2, 2 * S))
+    elif bad == "misaligned":
+        name = "g" if op == "linear_attention" else "q"
+        x = h[name]
+        dev[name] = FakeDeviceArray(np.zeros(x.size + 1, x.dtype)[1:].reshape(x.shape), offset_bytes=1)
+    elif bad == "out_over_input":
+        dev["out"] = FakeDeviceArray(h["v"] if op == "linear_attention" else h["q"])
+    elif bad == "lse_over_out":  # f32 [B, H, S]: a good lse's key, out's first bytes
+        dev["lse"] = FakeDeviceArray(h["out"].view(np.float32).reshape(-1)[:B * H * S].reshape(B, H, S))
+    elif bad == "gqa":  # q's 2 heads over 3 kv heads
+        dev["k"], dev["v"] = FakeDeviceArray(f16((B, 3, S, DH), 4)), FakeDeviceArray(f16((B, 3, S, DH), 5))
+    elif bad == "head_dim":
+        for n in ("q", "k", "v", "out"):
+            dev[n] = FakeDeviceArray(np.full(h[n].shape[:3] + (32,), 7, np.float16))
+    elif bad == "g_shape":
+        dev["g"] = FakeDeviceArray(np.zeros(3, np.float32))
+    elif bad == "bool_flag":
+        kwargs["causal"] = 1
+    elif bad == "scale":
+        kwargs["scale"] = True
+    return dev
+
+
+@pytest.mark.parametrize("op, bad, code", [
+    ("attention", "dtype", "OPS_ARG_DTYPE"),
+    ("attention", "strides", "OPS_ARG_LAYOUT"),
+    ("attention", "misaligned", "OPS_ARG_ALIGNMENT"),
+    ("attention", "out_over_input", "OPS_ARG_ALIAS"),
+    ("attention", "lse_over_out", "OPS_ARG_ALIAS"),
+    ("attention", "gqa", "OPS_GQA_HEADS"),
+    ("attention", "head_dim", "OPS_ARG_SHAPE"),
+    ("attention", "bool_flag", "OPS_ARG_VALUE"),
+    ("attention", "scale", "OPS_ARG_VALUE"),
+    ("linear_attention", "dtype", "OPS_ARG_DTYPE"),
+    ("linear_attention", "strides", "OPS_ARG_LAYOUT"),
+    ("linear_attention", "misaligned", "OPS_ARG_ALIGNMENT"),
+    ("linear_attention", "out_over_input", "OPS_ARG_ALIAS"),
+    ("linear_attention", "head_dim", "OPS_ARG_SHAPE"),
+    ("linear_attention", "g_shape", "OPS_ARG_SHAPE"),
+])
+def test_the_attention_warm_paths_reject_a_bad_argument_after_good_calls(attn, op, bad, code):
+    launches, full = attn
+    h, names, outs = attn_args(op)
+    for _ in range(3):
+        call(op, h, names, outs)
+    assert full == [op] and len(launches) == 3 and ops.last_run().lane == "cuda"
+    for n in outs:
+        h[n][...] = 7
+    before = {n: h[n].tobytes() for n in names}
+    kwargs = {}
+    dev = _bad(op, bad, h, kwargs)
+    expect(code, getattr(ops, op), *(dev[n] for n in names), **{n: dev[n] for n in outs}, **kwargs)
+    assert ops.last_run() is None and len(launches) == 3
+    assert all((h[n] == 7).all() for n in outs) and all(h[n].tobytes() == before[n] for n in names)
+    call(op, h, names, outs)  # and the good call is warm again
+    assert len(launches) == 4 and len(full) == 2 and ops.last_run().lane == "cuda"

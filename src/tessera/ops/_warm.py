@@ -12,6 +12,9 @@ and re-checks what addresses decide (alignment, output overlap); any
 failure sends it down the full path, which raises the coded error, so
 the codes and the "nothing is written" rule are the full path's own. Off
 while a `tessera.compiler.testing` hook is active, like the plan cache.
+`warm_key`, `remember` and `run_warm` are that protocol for an op with
+several outputs (attention's o and lse); gemm keeps its own, for its
+in-place question and the copy of c.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tessera.compiler import arrays, testing
-from tessera.ops._common import Plan
+from tessera.ops._common import Plan, reset
 
 REALS = frozenset({int, float, np.float16, np.float32, np.float64, np.int32, np.int64})  # exact scalar types
 WARM_ENTRIES = 1024  # call signatures remembered per process (a hot loop sees a few)
@@ -69,6 +72,8 @@ class WarmCall:
     in_place: bool | None = None  # gemm: whether out was c (None: not a question for this call)
     same_layout: bool = False  # gemm: out and c have one shape and dtype (so equal addresses mean one array)
     copy_c: bool = False  # gemm: c is copied into out before the launch
+    more: tuple = ()  # (address index, bytes, disjoint) of further outputs, checked like the first
+    allocs: tuple = ()  # (output slot, address index, template view, shape, dtype) of outputs allocated per call
 
     def bind(self, addresses: list, scalars: tuple) -> list | None:
         """The C parameter list of a call with these addresses and scalars, or None if an address check fails."""
@@ -78,20 +83,106 @@ class WarmCall:
             if x.__class__ is not int or x % size:
                 return None
             values[at] = x
-        if self.disjoint:
-            o, n = addresses[self.out_index], self.out_bytes
-            for i, size in self.disjoint:
-                x = addresses[i]
-                if x < o + n and o < x + size:
-                    return None
+        if self.disjoint and not _apart(addresses, self.out_index, self.out_bytes, self.disjoint):
+            return None
+        for o, n, disjoint in self.more:
+            if not _apart(addresses, o, n, disjoint):
+                return None
         for at, x in zip(self.scalars, scalars):
             values[at] = float(x)
         return values
+
+    def outputs(self, template, addresses: list, given: tuple) -> list | None:
+        """`given` with each allocated output made like `template` (its address written in), or None if one fails."""
+        result = list(given)
+        for slot, i, view, shape, dtype in self.allocs:
+            x = arrays.empty_like(template, view, shape, dtype)
+            found = None if x is None else arrays.probe(x)
+            if found is None:
+                return None
+            addresses[i] = found[1]
+            result[slot] = x
+        return result
 
     def launch(self, values: list, stream) -> None:
         if stream is None and self.stream is not None:
             stream = self.stream() or None
         self.plan.run(self.grid, values, None, stream, self.device)
+
+
+def _apart(addresses: list, out: int, n: int, disjoint: tuple) -> bool:
+    """Whether the output at address index `out` (n bytes) shares no byte with the (index, bytes) in `disjoint`."""
+    o = addresses[out]
+    for i, size in disjoint:
+        x = addresses[i]
+        if x < o + n and o < x + size:
+            return False
+    return True
+
+
+def warm_key(op: str, lane, flags: tuple, xs: tuple):
+    """(call key, addresses of `xs`) for the warm path, or None (take the full path).
+
+    `flags`: the call's non-array arguments that the full path's checks depend on, already known to be of exact
+    types (a bool, a REALS scalar, None) so that equal keys mean equal verdicts.
+    """
+    if lane != "auto" and lane != "cuda":
+        return None
+    found = probe_all(xs)
+    if found is None:
+        return None
+    return (op, lane, flags, found[0]), found[1]
+
+
+def run_warm(warm, template, given: tuple, scalars: tuple, stream) -> list | None:
+    """The outputs of a warm call (allocated ones made like `template`), or None: no WarmCall for the key, or an
+    address check failed (the full path then names the problem before anything is written)."""
+    call = warm_get(warm[0])
+    if call is None:
+        return None
+    addresses = warm[1]
+    result = call.outputs(template, addresses, given)
+    if result is None:
+        return None
+    values = call.bind(addresses, scalars)
+    if values is None:
+        return None
+    reset()
+    call.launch(values, stream)
+    return result
+
+
+def remember(warm, plan, grid, device, values: list, views: tuple, memrefs: tuple, scalars: tuple, outputs: tuple,
+             stream) -> None:
+    """Keep the verdict of a checked cuda-lane call under `warm`'s key: where its addresses and scalars go, what
+    a later call must re-check.
+
+    views: ArrayViews in address order (None where absent). memrefs: (address index, rank) per memref in the
+    kernel's parameter order, absent ones left out (rank as passed: linear attention's g goes in as [1, H]).
+    scalars: per scalar after the memrefs, whether the call gives it (else the checked value stays). outputs:
+    (address index, address index of the array it was allocated like or None when given, address indices of the
+    inputs it may not overlap) per output, in return order, as the full path's `Checker.output` calls.
+    """
+    if any(v is not None and v.ptr is None for v in views):
+        return  # host arrays: they are staged through the device, nothing to win
+    fills, at = [], 0
+    for i, rank in memrefs:
+        fills.append((at, i, arrays.ITEMSIZE[views[i].dtype]))
+        at += 1 + 2 * rank
+    if len(values) != at + len(scalars):
+        return  # not the layout described: never guess, stay on the full path
+    given = tuple(at + n for n, g in enumerate(scalars) if g)
+    checks, allocs = [], []
+    for slot, (i, like, inputs) in enumerate(outputs):
+        O = views[i]
+        if like is not None:
+            allocs.append((slot, i, views[like], O.shape, O.dtype))
+        elif O.nbytes > 0:
+            disjoint = tuple((j, views[j].nbytes) for j in inputs if views[j] is not None and views[j].nbytes > 0)
+            if disjoint:
+                checks.append((i, O.nbytes, disjoint))
+    warm_put(warm[0], WarmCall(plan, grid, device, list(values), tuple(fills), given, (), 0, 0, stream,
+                               more=tuple(checks), allocs=tuple(allocs)))
 
 
 def warm_get(key):
