@@ -8,6 +8,8 @@ is the per-warp contract; compatibility between fragments is type equality.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntAttr, MemRefType, f64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
@@ -25,12 +27,16 @@ from xdsl.traits import Pure
 
 from tessera.ir import diagnostics as D
 from tessera.ir.syntax import (
-    format_number,
-    parse_index_list,
-    parse_int_list,
-    parse_number,
-    print_index_list,
-    print_int_list,
+    AccessSyntax,
+    ResultTypeSyntax,
+    parse_operands,
+    parse_operands_then_types,
+    parse_pad,
+    parse_types,
+    print_operands,
+    print_operands_then_types,
+    print_pad,
+    print_types,
 )
 from tessera.ir.tile_ops import check_memref_access, check_mma_dtypes, check_offsets, expect_tile, fail
 from tessera.ir.types import AsyncTokenType, FragmentType, TileType, async_token, fragment_mismatch, tile_type
@@ -71,7 +77,7 @@ def check_footprint(op, frag: FragmentType, grid, tile_shape) -> None:
 
 
 @irdl_op_definition
-class AllocOp(IRDLOperation):
+class AllocOp(ResultTypeSyntax):
     """`%s = tile.alloc : !tile.tile<128x64xbf16, smem>`: a shared-memory tile buffer."""
 
     name = "tile.alloc"
@@ -83,18 +89,9 @@ class AllocOp(IRDLOperation):
     def verify_(self) -> None:
         expect_tile(self, "result", self.result.type, "smem")
 
-    @classmethod
-    def parse(cls, parser: Parser):
-        parser.parse_punctuation(":")
-        return cls(parser.parse_type())  # type: ignore[arg-type]
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-
 
 @irdl_op_definition
-class ViewOp(IRDLOperation):
+class ViewOp(AccessSyntax):
     """`%v = tile.view %A[%i, %j] : memref -> !tile.tile<..., global>`: a tile-shaped window, no data moved."""
 
     name = "tile.view"
@@ -110,24 +107,6 @@ class ViewOp(IRDLOperation):
         t = expect_tile(self, "result", self.result.type, "global")
         check_offsets(self, self.offsets)
         check_memref_access(self, self.source.type, len(self.offsets), t)
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        src = parser.parse_operand()
-        offs = parse_index_list(parser)
-        parser.parse_punctuation(":")
-        parser.parse_type()
-        parser.parse_punctuation("->")
-        return cls(src, offs, parser.parse_type())  # type: ignore[arg-type]
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        print_index_list(printer, self.offsets)
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
 
 
 @irdl_op_definition
@@ -152,26 +131,16 @@ class AsyncCopyOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        src = parser.parse_operand()
-        parser.parse_punctuation(",")
-        dst = parser.parse_operand()
-        parser.parse_keyword("pad")
-        pad = parse_number(parser)
-        parser.parse_punctuation(":")
-        parser.parse_type()
-        parser.parse_punctuation(",")
-        parser.parse_type()
+        src, dst = parse_operands(parser, 2)
+        pad = parse_pad(parser)
+        parse_types(parser, 2)
         return cls(src, dst, pad)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        printer.print_operand(self.source)
-        printer.print_string(", ")
-        printer.print_operand(self.dest)
-        printer.print_string(f" pad {format_number(self.padding.value.data)} : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.dest.type)
+        print_operands(printer, (self.source, self.dest))
+        print_pad(printer, self.padding)
+        print_types(printer, (self.source.type, self.dest.type))
 
 
 @irdl_op_definition
@@ -190,24 +159,19 @@ class WaitOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        toks = [parser.parse_operand()]
-        while parser.parse_optional_punctuation(",") is not None:
-            toks.append(parser.parse_operand())
-        return cls(*toks)
+        return cls(*parse_operands(parser))
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        for i, t in enumerate(self.tokens):
-            if i:
-                printer.print_string(", ")
-            printer.print_operand(t)
+        print_operands(printer, self.tokens)
 
 
 @irdl_op_definition
-class FragmentPackOp(IRDLOperation):
+class FragmentPackOp(AccessSyntax):
     """Load each warp's fragment from a shared (or register) tile at `offsets`."""
 
     name = "tile.fragment_pack"
+    HAS_WARPS: ClassVar[bool] = True
     source = operand_def(TileType)
     offsets = var_operand_def(IndexType)
     warps = prop_def(ArrayAttr[IntAttr])
@@ -231,31 +195,9 @@ class FragmentPackOp(IRDLOperation):
             fail(self, D.TILE_FRAGMENT_ELEM_MISMATCH,
                  f"tile.fragment_pack: tile element type {s.element_type} matches neither elem nor acc of {f}")
 
-    @classmethod
-    def parse(cls, parser: Parser):
-        src = parser.parse_operand()
-        offs = parse_index_list(parser)
-        parser.parse_keyword("warps")
-        warps = parse_int_list(parser)
-        parser.parse_punctuation(":")
-        parser.parse_type()
-        parser.parse_punctuation("->")
-        return cls(src, offs, warps, parser.parse_type())  # type: ignore[arg-type]
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        print_index_list(printer, self.offsets)
-        printer.print_string(" warps ")
-        print_int_list(printer, self.warps)
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
 
 @irdl_op_definition
-class FragmentZeroOp(IRDLOperation):
+class FragmentZeroOp(ResultTypeSyntax):
     """`%z = tile.fragment_zero : F`: an all-zero fragment (an accumulator's start)."""
 
     name = "tile.fragment_zero"
@@ -264,15 +206,6 @@ class FragmentZeroOp(IRDLOperation):
 
     def __init__(self, result_type: FragmentType):
         super().__init__(result_types=[result_type])
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        parser.parse_punctuation(":")
-        return cls(parser.parse_type())  # type: ignore[arg-type]
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
 
 
 @irdl_op_definition
@@ -305,35 +238,19 @@ class FragmentMmaOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        ops = [parser.parse_operand()]
-        for _ in range(2):
-            parser.parse_punctuation(",")
-            ops.append(parser.parse_operand())
-        parser.parse_punctuation(":")
-        for i in range(3):
-            if i:
-                parser.parse_punctuation(",")
-            parser.parse_type()
-        return cls(*ops)
+        return cls(*parse_operands_then_types(parser, 3))
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        for i, v in enumerate((self.a, self.b, self.acc)):
-            if i:
-                printer.print_string(", ")
-            printer.print_operand(v)
-        printer.print_string(" : ")
-        for i, v in enumerate((self.a, self.b, self.acc)):
-            if i:
-                printer.print_string(", ")
-            printer.print_attribute(v.type)
+        print_operands_then_types(printer, (self.a, self.b, self.acc))
 
 
 @irdl_op_definition
-class FragmentUnpackOp(IRDLOperation):
+class FragmentUnpackOp(AccessSyntax):
     """Gather the warps' fragments back into one register tile (the warp grid's footprint)."""
 
     name = "tile.fragment_unpack"
+    HAS_OFFSETS: ClassVar[bool] = False
+    HAS_WARPS: ClassVar[bool] = True
     source = operand_def(FragmentType)
     warps = prop_def(ArrayAttr[IntAttr])
     result = result_def(TileType)
@@ -353,32 +270,14 @@ class FragmentUnpackOp(IRDLOperation):
         if t.element_type != want:
             fail(self, D.TILE_FRAGMENT_ELEM_MISMATCH, f"tile.fragment_unpack: result element type must be {want}, got {t}")
 
-    @classmethod
-    def parse(cls, parser: Parser):
-        src = parser.parse_operand()
-        parser.parse_keyword("warps")
-        warps = parse_int_list(parser)
-        parser.parse_punctuation(":")
-        parser.parse_type()
-        parser.parse_punctuation("->")
-        return cls(src, warps, parser.parse_type())  # type: ignore[arg-type]
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        printer.print_string(" warps ")
-        print_int_list(printer, self.warps)
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
 
 @irdl_op_definition
-class FragmentStoreOp(IRDLOperation):
+class FragmentStoreOp(AccessSyntax):
     """Each warp writes its accumulator fragment to global memory; past-the-edge writes drop."""
 
     name = "tile.fragment_store"
+    STORES: ClassVar[bool] = True
+    HAS_WARPS: ClassVar[bool] = True
     value = operand_def(FragmentType)
     dest = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
@@ -393,33 +292,6 @@ class FragmentStoreOp(IRDLOperation):
         grid = check_warps(self, self.warps)
         check_offsets(self, self.offsets)
         check_memref_access(self, self.dest.type, len(self.offsets), tile_type(footprint(f, grid), f.acc))
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        val = parser.parse_operand()
-        parser.parse_punctuation(",")
-        dst = parser.parse_operand()
-        offs = parse_index_list(parser)
-        parser.parse_keyword("warps")
-        warps = parse_int_list(parser)
-        parser.parse_punctuation(":")
-        parser.parse_type()
-        parser.parse_punctuation("->")
-        parser.parse_type()
-        return cls(val, dst, offs, warps)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.value)
-        printer.print_string(", ")
-        printer.print_operand(self.dest)
-        print_index_list(printer, self.offsets)
-        printer.print_string(" warps ")
-        print_int_list(printer, self.warps)
-        printer.print_string(" : ")
-        printer.print_attribute(self.value.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.dest.type)
 
 
 FRAGMENT_OPS = (AllocOp, ViewOp, AsyncCopyOp, WaitOp, FragmentPackOp, FragmentZeroOp, FragmentMmaOp,

@@ -35,7 +35,19 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 
 from tessera.ir import diagnostics as D
-from tessera.ir.syntax import format_number, parse_index_list, parse_number, print_index_list
+from tessera.ir.syntax import (
+    AccessSyntax,
+    format_number,
+    parse_arrow_type,
+    parse_number,
+    parse_operands_then_type,
+    parse_operands_then_types,
+    parse_types,
+    print_arrow_type,
+    print_operands_then_type,
+    print_operands_then_types,
+    print_types,
+)
 from tessera.ir.types import TileType, is_float, is_int, tile_type, type_name
 
 index = IndexType()
@@ -114,10 +126,11 @@ def check_offsets(op: Operation, offsets) -> None:
 
 
 @irdl_op_definition
-class LoadOp(IRDLOperation):
+class LoadOp(AccessSyntax):
     """Read a tile whose origin is `offsets`; elements past the memref edge read `padding`."""
 
     name = "tile.load"
+    HAS_PAD: ClassVar[bool] = True
     source = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
     padding = prop_def(FloatAttr)
@@ -132,33 +145,13 @@ class LoadOp(IRDLOperation):
         check_offsets(self, self.offsets)
         check_memref_access(self, self.source.type, len(self.offsets), t)
 
-    @classmethod
-    def parse(cls, parser: Parser):
-        src = parser.parse_operand()
-        offs = parse_index_list(parser)
-        parser.parse_keyword("pad")
-        pad = parse_number(parser)
-        parser.parse_punctuation(":")
-        parser.parse_type()
-        parser.parse_punctuation("->")
-        res = parser.parse_type()
-        return cls(src, offs, res, pad)  # type: ignore[arg-type]
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        print_index_list(printer, self.offsets)
-        printer.print_string(f" pad {format_number(self.padding.value.data)} : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
 
 @irdl_op_definition
-class StoreOp(IRDLOperation):
+class StoreOp(AccessSyntax):
     """Write a tile at `offsets`; elements past the memref edge are dropped."""
 
     name = "tile.store"
+    STORES: ClassVar[bool] = True
     value = operand_def(TileType)
     dest = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
@@ -170,29 +163,6 @@ class StoreOp(IRDLOperation):
         t = expect_tile(self, "stored value", self.value.type, "reg")
         check_offsets(self, self.offsets)
         check_memref_access(self, self.dest.type, len(self.offsets), t)
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        val = parser.parse_operand()
-        parser.parse_punctuation(",")
-        dst = parser.parse_operand()
-        offs = parse_index_list(parser)
-        parser.parse_punctuation(":")
-        parser.parse_type()
-        parser.parse_punctuation("->")
-        parser.parse_type()
-        return cls(val, dst, offs)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.value)
-        printer.print_string(", ")
-        printer.print_operand(self.dest)
-        print_index_list(printer, self.offsets)
-        printer.print_string(" : ")
-        printer.print_attribute(self.value.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.dest.type)
 
 
 # --- compute ------------------------------------------------------------------------
@@ -245,31 +215,10 @@ class MmaOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        a = parser.parse_operand()
-        parser.parse_punctuation(",")
-        b = parser.parse_operand()
-        parser.parse_punctuation(",")
-        c = parser.parse_operand()
-        parser.parse_punctuation(":")
-        for i in range(3):
-            if i:
-                parser.parse_punctuation(",")
-            parser.parse_type()
-        return cls(a, b, c)
+        return cls(*parse_operands_then_types(parser, 3))
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.a)
-        printer.print_string(", ")
-        printer.print_operand(self.b)
-        printer.print_string(", ")
-        printer.print_operand(self.acc)
-        printer.print_string(" : ")
-        printer.print_attribute(self.a.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.b.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.acc.type)
+        print_operands_then_types(printer, (self.a, self.b, self.acc))
 
 
 class ElementwiseOp(IRDLOperation):
@@ -296,20 +245,11 @@ class ElementwiseOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        args = [parser.parse_operand()]
-        while parser.parse_optional_punctuation(",") is not None:
-            args.append(parser.parse_operand())
-        parser.parse_punctuation(":")
-        return cls(*args, result_type=parser.parse_type())
+        args, result_type = parse_operands_then_type(parser)
+        return cls(*args, result_type=result_type)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        for i, a in enumerate(self.args):
-            if i:
-                printer.print_string(", ")
-            printer.print_operand(a)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
+        print_operands_then_type(printer, self.args, self.result.type)
 
 
 class BinaryOp(ElementwiseOp):
@@ -379,20 +319,12 @@ class CmpOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser):
         pred = parser.parse_identifier(" (comparison predicate)")
-        lhs = parser.parse_operand()
-        parser.parse_punctuation(",")
-        rhs = parser.parse_operand()
-        parser.parse_punctuation(":")
-        parser.parse_type()
+        (lhs, rhs), _ = parse_operands_then_type(parser, 2)
         return cls(pred, lhs, rhs)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.predicate.data} ")
-        printer.print_operand(self.lhs)
-        printer.print_string(", ")
-        printer.print_operand(self.rhs)
-        printer.print_string(" : ")
-        printer.print_attribute(self.lhs.type)
+        printer.print_string(f" {self.predicate.data}")
+        print_operands_then_type(printer, (self.lhs, self.rhs), self.lhs.type)
 
 
 @irdl_op_definition
@@ -420,24 +352,10 @@ class SelectOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        c = parser.parse_operand()
-        parser.parse_punctuation(",")
-        x = parser.parse_operand()
-        parser.parse_punctuation(",")
-        y = parser.parse_operand()
-        parser.parse_punctuation(":")
-        parser.parse_type()
-        return cls(c, x, y)
+        return cls(*parse_operands_then_type(parser, 3)[0])
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.cond)
-        printer.print_string(", ")
-        printer.print_operand(self.lhs)
-        printer.print_string(", ")
-        printer.print_operand(self.rhs)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
+        print_operands_then_type(printer, (self.cond, self.lhs, self.rhs), self.result.type)
 
 
 class _UnaryShapeOp(IRDLOperation):
@@ -461,19 +379,13 @@ class _UnaryShapeOp(IRDLOperation):
     def parse(cls, parser: Parser):
         props = cls._parse_keyword(parser)
         src = parser.parse_operand()
-        parser.parse_punctuation(":")
-        parser.parse_type()
-        parser.parse_punctuation("->")
-        res = parser.parse_type()
+        res = parse_arrow_type(parser)
         return cls(src, res, props) if props else cls(src, res)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(self._keyword() + " ")
         printer.print_operand(self.source)
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
+        print_arrow_type(printer, self.source.type, self.result.type)
 
 
 REDUCE_KINDS = ("sum", "max", "min")
@@ -583,12 +495,11 @@ class ConstantOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser):
         v = parse_number(parser)
-        parser.parse_punctuation(":")
-        return cls(v, parser.parse_type())  # type: ignore[arg-type]
+        return cls(v, parse_types(parser, 1)[0])  # type: ignore[arg-type]
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {format_number(self.value.value.data)} : ")
-        printer.print_attribute(self.result.type)
+        printer.print_string(f" {format_number(self.value.value.data)}")
+        print_types(printer, [self.result.type])
 
 
 @irdl_op_definition
@@ -611,18 +522,12 @@ class SplatOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser):
         s = parser.parse_operand()
-        parser.parse_punctuation(":")
-        parser.parse_type()
-        parser.parse_punctuation("->")
-        return cls(s, parser.parse_type())  # type: ignore[arg-type]
+        return cls(s, parse_arrow_type(parser))  # type: ignore[arg-type]
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.scalar)
-        printer.print_string(" : ")
-        printer.print_attribute(self.scalar.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
+        print_arrow_type(printer, self.scalar.type, self.result.type)
 
 
 @irdl_op_definition
@@ -647,12 +552,11 @@ class IotaOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser):
         axis = parser.parse_integer(allow_boolean=False)
-        parser.parse_punctuation(":")
-        return cls(axis, parser.parse_type())  # type: ignore[arg-type]
+        return cls(axis, parse_types(parser, 1)[0])  # type: ignore[arg-type]
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.axis.data} : ")
-        printer.print_attribute(self.result.type)
+        printer.print_string(f" {self.axis.data}")
+        print_types(printer, [self.result.type])
 
 
 LOGICAL_OPS = (ProgramIdOp, NumProgramsOp, LoadOp, StoreOp, MmaOp, *BINARY_OPS, *UNARY_OPS, CmpOp, SelectOp,
