@@ -48,7 +48,7 @@ from tessera.ir.syntax import (
     print_operands_then_types,
     print_types,
 )
-from tessera.ir.types import TileType, is_float, is_int, tile_type, type_name
+from tessera.ir.types import TileType, is_float, is_int, type_name
 
 index = IndexType()
 
