@@ -16,6 +16,7 @@ from tessera import tl
 from tessera.ir import tile_ops as TO
 from tessera.ir.parse import parse_module
 from tessera.ir.verify import verify_module
+from tessera.ir.types import tile_type
 
 T = tessera.tensor
 
@@ -53,7 +54,7 @@ def test_signature_and_arg_order():
 def test_scalar_arguments_splat_into_tiles():
     tk = axpy.trace(T((64, 64), "f32"), T((64, 64), "f32"), 2.0)
     splats = ops_named(tk, "tile.splat")
-    assert len(splats) == 1 and splats[0].result.type == TO.tile_type((64, 32), tessera.f32.ir)
+    assert len(splats) == 1 and splats[0].result.type == tile_type((64, 32), tessera.f32.ir)
     assert "memref<64x64xf32>" in tk.ir_text()
 
 
@@ -187,7 +188,7 @@ def transposed(A, Out, *, BM=32, BK=16):
 def test_transpose_dot_and_attributes():
     tk = transposed.trace(T(("K", "M"), "bf16"), T(("M", "M"), "f32"))
     (mma,) = ops_named(tk, "tile.mma")
-    assert mma.result.type == TO.tile_type((32, 32), tessera.f32.ir)
+    assert mma.result.type == tile_type((32, 32), tessera.f32.ir)
     assert ops_named(tk, "tile.constant")[0].value.value.data == 0.0  # the default zero accumulator
 
 
