@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from tessera.dsl import builder as B
 from tessera.dsl import dtypes as T
 from tessera.dsl.errors import KernelError
-from tessera.dsl.values import Traced, reject_poison
+from tessera.dsl.values import Traced, binary_operators, reject_poison
 from tessera.ir import diagnostics as D
 
 NUMBER = (int, float, np.integer, np.floating, bool, np.bool_)
@@ -50,6 +50,7 @@ def constant(state: B.TraceState, v, dtype: T.DType) -> "Scalar":
     return Scalar(op.results[0], state.root)
 
 
+@binary_operators("+", "-", "*", "/", "//", "%", "<", "<=", ">", ">=", "==", "!=")
 class Scalar(Traced):
     """A traced index/i32/f32/i1 scalar: program ids, symbolic sizes, loop counters, scalar arguments."""
 
@@ -79,25 +80,6 @@ class Scalar(Traced):
             a, b = b, a
         return binary(a, b, sym)
 
-    def __add__(self, o): return self._bin(o, "+")
-    def __radd__(self, o): return self._bin(o, "+", True)
-    def __sub__(self, o): return self._bin(o, "-")
-    def __rsub__(self, o): return self._bin(o, "-", True)
-    def __mul__(self, o): return self._bin(o, "*")
-    def __rmul__(self, o): return self._bin(o, "*", True)
-    def __truediv__(self, o): return self._bin(o, "/")
-    def __rtruediv__(self, o): return self._bin(o, "/", True)
-    def __floordiv__(self, o): return self._bin(o, "//")
-    def __rfloordiv__(self, o): return self._bin(o, "//", True)
-    def __mod__(self, o): return self._bin(o, "%")
-    def __rmod__(self, o): return self._bin(o, "%", True)
-    def __lt__(self, o): return self._bin(o, "<")
-    def __le__(self, o): return self._bin(o, "<=")
-    def __gt__(self, o): return self._bin(o, ">")
-    def __ge__(self, o): return self._bin(o, ">=")
-    def __eq__(self, o): return self._bin(o, "==")  # type: ignore[override]
-    def __ne__(self, o): return self._bin(o, "!=")  # type: ignore[override]
-    __hash__ = Traced.__hash__
 
     def __neg__(self):
         state = B.current("scalar negation")

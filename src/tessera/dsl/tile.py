@@ -18,7 +18,7 @@ from tessera.dsl import builder as B
 from tessera.dsl import dtypes as T
 from tessera.dsl.errors import KernelError
 from tessera.dsl.scalar import NUMBER, Scalar, convert
-from tessera.dsl.values import Traced, reject_poison
+from tessera.dsl.values import Traced, binary_operators, reject_poison
 from tessera.ir import diagnostics as D
 from tessera.ir import tile_ops as TO
 from tessera.ir.types import TileType, tile_type
@@ -28,6 +28,7 @@ _BINARY = {"+": TO.AddOp, "-": TO.SubOp, "*": TO.MulOp, "/": TO.DivOp, "//": TO.
 _CMP = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
 
+@binary_operators("+", "-", "*", "/", "//", "<", "<=", ">", ">=", "==", "!=", "&", "|")
 class Tile(Traced):
     """A traced tile value: a static shape, an element type, operators that emit tile ops."""
 
@@ -87,27 +88,6 @@ class Tile(Traced):
             a, b = b, a
         return binary(a, b, sym)
 
-    def __add__(self, o): return self._bin(o, "+")
-    def __radd__(self, o): return self._bin(o, "+", True)
-    def __sub__(self, o): return self._bin(o, "-")
-    def __rsub__(self, o): return self._bin(o, "-", True)
-    def __mul__(self, o): return self._bin(o, "*")
-    def __rmul__(self, o): return self._bin(o, "*", True)
-    def __truediv__(self, o): return self._bin(o, "/")
-    def __rtruediv__(self, o): return self._bin(o, "/", True)
-    def __floordiv__(self, o): return self._bin(o, "//")
-    def __rfloordiv__(self, o): return self._bin(o, "//", True)
-    def __lt__(self, o): return self._bin(o, "<")
-    def __le__(self, o): return self._bin(o, "<=")
-    def __gt__(self, o): return self._bin(o, ">")
-    def __ge__(self, o): return self._bin(o, ">=")
-    def __eq__(self, o): return self._bin(o, "==")  # type: ignore[override]
-    def __ne__(self, o): return self._bin(o, "!=")  # type: ignore[override]
-    def __and__(self, o): return self._bin(o, "&")
-    def __rand__(self, o): return self._bin(o, "&", True)
-    def __or__(self, o): return self._bin(o, "|")
-    def __ror__(self, o): return self._bin(o, "|", True)
-    __hash__ = Traced.__hash__
 
     def __neg__(self):
         return unary(TO.NegOp, self)

@@ -60,6 +60,30 @@ class Traced:
     __hash__ = object.__hash__
 
 
+_FORWARD_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "&": "and",
+                "|": "or"}
+_COMPARE_OPS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
+
+def binary_operators(*symbols: str):
+    """Class decorator: the Python operators for `symbols`, each calling `self._bin(other, symbol[, reflected])`.
+
+    Forward operators also get their reflected twin (`__radd__` ...); comparisons do not.
+    Defining `__eq__` would drop `__hash__`, so the Traced hash is kept.
+    """
+    def install(cls):
+        for sym in symbols:
+            if sym in _COMPARE_OPS:
+                setattr(cls, f"__{_COMPARE_OPS[sym]}__", lambda self, o, s=sym: self._bin(o, s))
+                continue
+            name = _FORWARD_OPS[sym]
+            setattr(cls, f"__{name}__", lambda self, o, s=sym: self._bin(o, s))
+            setattr(cls, f"__r{name}__", lambda self, o, s=sym: self._bin(o, s, True))
+        cls.__hash__ = Traced.__hash__
+        return cls
+    return install
+
+
 class Poison:
     """A name defined inside a tl.range loop body and read after the loop."""
 
