@@ -239,8 +239,22 @@ class LdFragSharedOp(_FragmentOp):
         self.check_offsets(len(self.source.type.get_shape()))
 
 
+class _FragmentStoreOp(_FragmentOp):
+    """Base of the fragment stores `value, dest[offsets]`; subclasses declare the operands (IRDL keeps
+    the declaration order, so all three stay together) with the destination's kind."""
+
+    assembly_format = "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, offsets, **frag):
+        super().__init__(operands=[value, dest, list(offsets)], properties=self.frag_props(**frag))
+
+    def verify_(self) -> None:
+        self.check_fragment(self.value, "stored value")
+        self.check_offsets(len(self.dest.type.get_shape()))
+
+
 @irdl_op_definition
-class StFragSharedOp(_FragmentOp):
+class StFragSharedOp(_FragmentStoreOp):
     """Each lane stores its fragment slots into a shared tile (the inverse of nv.ldfrag_shared)."""
 
     name = "nv.stfrag_shared"
@@ -248,32 +262,19 @@ class StFragSharedOp(_FragmentOp):
     value = operand_def(VectorType)
     dest = operand_def(SmemType)
     offsets = var_operand_def(IndexType)
-    assembly_format = "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
-
-    def __init__(self, value: SSAValue, dest: SSAValue, offsets, **frag):
-        super().__init__(operands=[value, dest, list(offsets)], properties=self.frag_props(**frag))
-
-    def verify_(self) -> None:
-        self.check_fragment(self.value, "stored value")
-        self.check_offsets(len(self.dest.type.get_shape()))
 
 
 @irdl_op_definition
-class StFragGlobalOp(_FragmentOp):
+class StFragGlobalOp(_FragmentStoreOp):
     """Each lane stores its accumulator slots to global memory; elements past the memref edge are dropped."""
 
     name = "nv.stfrag_global"
     value = operand_def(VectorType)
     dest = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
-    assembly_format = "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
-
-    def __init__(self, value: SSAValue, dest: SSAValue, offsets, **frag):
-        super().__init__(operands=[value, dest, list(offsets)], properties=self.frag_props(**frag))
 
     def verify_(self) -> None:
-        self.check_fragment(self.value, "stored value")
-        self.check_offsets(len(self.dest.type.get_shape()))
+        super().verify_()
         if self.dest.type.element_type != f32:
             fail(self, f"destination {self.dest.type} must hold f32 (the accumulator type)")
 
