@@ -24,7 +24,7 @@ _FRAG = ('!tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="{role}", la
          'family="mma_sync">')
 ACC = _FRAG.format(role="acc", layout="row")
 FA = _FRAG.format(role="a", layout="row")
-FB = _FRAG.format(role="b", layout="col")
+FB = _FRAG.format(role="b", layout="row")
 SA, SB = "!tile.tile<128x32xbf16, smem>", "!tile.tile<32x128xbf16, smem>"
 GA, GB = "!tile.tile<128x32xbf16, global>", "!tile.tile<32x128xbf16, global>"
 T16, T32, ROW = "!tile.tile<128x32xbf16>", "!tile.tile<128x32xf32>", "!tile.tile<128x1xf32>"

@@ -187,14 +187,26 @@ def test_f32_gemm_compiles_or_raises_the_documented_error():
         assert ck.cubin[:4] == b"\x7fELF" and "HMMA.16816.F32.BF16" not in ck.sass()
 
 
-def test_sm_90a_is_built_only_when_asked_and_its_wgmma_gemm_is_not_lowered_yet():
-    """The device arch is sm_90 (mma.sync); sm_90a selects wgmma, whose lowering is issue #5's work."""
-    try:
-        ck = compile(gemm_tk(), "sm_90a", cache=CompileCache(disk=False))
-    except TesseraError as err:
-        assert err.code.name == "NV_LOWER_UNSUPPORTED" and "wgmma" in err.message, str(err)
-    else:
-        assert "HGMMA" in ck.sass()
+def test_sm_90a_gemm_with_b_as_n_by_k_lowers_to_hgmma_and_tma_without_local_memory():
+    """sm_90a (asked for explicitly) takes the warp-specialised wgmma + TMA lowering: HGMMA, UTMALDG, no spills."""
+    from tessera.codegen.sass import has_local_memory
+
+    specs = (T(("M", "K"), "bf16"), T(("N", "K"), "bf16"), T(("M", "N"), "bf16"), T((1, "N"), "bf16"),
+             T(("M", "N"), "bf16"), tessera.scalar("f32"), None)
+    ck = compile(G.gemm.trace(*specs, BM=128, BN=256, BK=64, TRANS_B=True, ACTIVATION="gelu"), "sm_90a", stages=4,
+                 cache=CompileCache(disk=False))
+    sass = ck.sass()
+    assert "HGMMA.64x256x16.F32.BF16" in sass and "UTMALDG" in sass, sass[:2000]
+    assert not has_local_memory(ck.cubin)
+    assert ck.emitted.persistent and ck.emitted.num_threads == 384
+    assert [p.box for p in ck.emitted.params if p.role == "tmap"] == [(128, 64), (256, 64)]
+
+
+def test_sm_90a_gemm_with_b_as_k_by_n_is_a_coded_refusal():
+    """wgmma reads B K-major here: a [K, N] B (no transpose in the program) is refused with a hint, never lowered wrong."""
+    with pytest.raises(TesseraError) as err:
+        compile(gemm_tk(), "sm_90a", cache=CompileCache(disk=False))
+    assert err.value.code.name == "NV_WGMMA_UNSUPPORTED" and "TRANS_B" in (err.value.hint or ""), str(err.value)
 
 
 @pytest.mark.skipif(has_gpu(), reason="the default arch comes from the device when there is one")

@@ -65,7 +65,7 @@ def fragment_gemm_ir(bm: int, bn: int, bk: int, warps: tuple[int, int], elem: st
         return (f'!tile.fragment<m={m}, n={n}, k={bk}, elem={elem}, acc={acc}, role="{role}", '
                 f'layout="{layout}", family="mma_sync">')
 
-    fa, fb, fc = frag("a", "row"), frag("b", "col"), frag("acc", "row")
+    fa, fb, fc = frag("a", "row"), frag("b", "row"), frag("acc", "row")
     w = f"[{wm}, {wn}]"
     inner = "%c" if carried else "%zero"
     return f"""func.func @gemm(%A: {A}, %B: {A}, %C: {C}) {{

@@ -270,18 +270,22 @@ def test_pack_before_any_copy_reads_poison_not_zeros():
 
 ROLE_TYPES = {  # role -> (fragment type, tile footprint for warps [2, 3])
     "a": ('!tile.fragment<m=4, n=5, k=6, elem=f32, acc=f32, role="a", layout="row", family="mma_sync">', (8, 6)),
-    "b": ('!tile.fragment<m=4, n=5, k=6, elem=f32, acc=f32, role="b", layout="col", family="mma_sync">', (6, 15)),
+    "b": ('!tile.fragment<m=4, n=5, k=6, elem=f32, acc=f32, role="b", layout="row", family="mma_sync">', (6, 15)),
+    "b-col": ('!tile.fragment<m=4, n=5, k=6, elem=f32, acc=f32, role="b", layout="col", family="mma_sync">', (6, 15)),
     "acc": ('!tile.fragment<m=4, n=5, k=6, elem=f32, acc=f32, role="acc", layout="row", family="mma_sync">', (8, 15)),
 }
 
 
 @pytest.mark.parametrize("role", sorted(ROLE_TYPES))
 def test_pack_then_unpack_is_identity_at_an_offset(role):
+    """layout "col" packs from a source holding the transpose: the logical operand is the region's transpose."""
     frag, (h, w) = ROLE_TYPES[role]
+    col = role.endswith("-col")
     rng = np.random.default_rng()
-    x = rng.uniform(1, 2, size=(h + 3, w + 2)).astype(np.float32)
+    shape = (w + 3, h + 2) if col else (h + 3, w + 2)
+    x = rng.uniform(1, 2, size=shape).astype(np.float32)
     y = np.zeros((h, w), np.float32)
-    src, out = f"!tile.tile<{h + 3}x{w + 2}xf32>", f"!tile.tile<{h}x{w}xf32>"
+    src, out = f"!tile.tile<{shape[0]}x{shape[1]}xf32>", f"!tile.tile<{h}x{w}xf32>"
     text = f"""func.func @rt(%X: memref<?x?xf32>, %Y: memref<?x?xf32>) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -293,7 +297,7 @@ def test_pack_then_unpack_is_identity_at_an_offset(role):
   func.return
 }}"""
     run(parse_module(text), 1, [x, y])
-    np.testing.assert_array_equal(y, x[2:2 + h, 1:1 + w])
+    np.testing.assert_array_equal(y, x[2:2 + w, 1:1 + h].T if col else x[2:2 + h, 1:1 + w])
 
 
 def test_fragment_pack_outside_the_tile_is_a_coded_error():

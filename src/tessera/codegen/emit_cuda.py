@@ -43,7 +43,7 @@ from xdsl.ir import Operation, SSAValue
 from tessera.codegen import emit_ctypes as C
 from tessera.ir import diagnostics as D
 
-_RESERVED = {"tid", "lane", "warp", "tsr_smem", "tsr_groups", "int", "float", "double", "char", "bool", "long",
+_RESERVED = {"tid", "lane", "warp", "tsr_smem", "tsr_groups", "tsr_sbase", "int", "float", "double", "char", "bool", "long",
              "short", "unsigned", "signed", "void", "const", "auto", "if", "else", "for", "while", "do", "return",
              "break", "continue", "switch", "case", "default", "struct", "class", "union", "enum", "static",
              "extern", "inline", "volatile", "register", "goto", "sizeof", "typedef", "template", "new", "delete",
@@ -52,13 +52,21 @@ _RESERVED = {"tid", "lane", "warp", "tsr_smem", "tsr_groups", "int", "float", "d
 
 @dataclass(frozen=True)
 class KernelParam:
-    """One C parameter: `name` of `ctype`, standing for `role` (ptr, size, stride, value) of func argument `arg`."""
+    """One C parameter: `name` of `ctype`, standing for `role` of func argument `arg`.
+
+    Roles: ptr, size, stride, value (see the module docstring); on sm_90a also
+    `tmap` (a TMA tensor map of 2-D memref argument `arg`, read in boxes of
+    `box` = (rows, cols) with a `swizzle`-byte swizzle, zero fill out of bounds)
+    and `grid` (logical grid size along axis `dim` of a persistent kernel; `arg` is -1).
+    """
 
     name: str
     ctype: str
     arg: int
     role: str
     dim: int | None = None
+    box: tuple[int, ...] = ()
+    swizzle: int = 0
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,7 @@ class EmittedKernel:
     num_threads: int
     smem_bytes: int
     params: tuple[KernelParam, ...]
+    persistent: bool = False  # launch min(logical CTAs, SMs) CTAs; the logical grid goes in `grid` params
 
 
 @dataclass(frozen=True)
@@ -98,6 +107,7 @@ class Emitter:
         self.names: dict[SSAValue, str] = {}
         self.taken: set[str] = set(_RESERVED)
         self.memrefs: dict[SSAValue, Memref] = {}
+        self.tmaps: dict[SSAValue, str] = {}  # memref argument -> name of its TMA tensor-map parameter
         self.uses_groups = False
 
     # -- text ------------------------------------------------------------------
@@ -180,6 +190,7 @@ class Emitter:
 
 _HOISTABLE = ("arith.", "math.", "nv.alloc_shared", "nv.block_id", "nv.grid_dim")
 # Slot-wise ops of another slot count that may move before a run they do not depend on (no memory writes).
+_LOADS, _STORES = ("nv.load_global", "nv.wgacc_load"), ("nv.store_global", "nv.wgacc_store")
 _HOIST_SLOTWISE = ("nv.load_global", "nv.map", "nv.cmp", "nv.select", "nv.convert", "nv.splat", "nv.fill",
                    "nv.iota", "nv.slots")
 
@@ -194,22 +205,22 @@ def _collect_run(ops, i, slotwise, slots_of):
     run, hoisted, stored = [ops[i]], [], set()
     n = slots_of(ops[i])
     j = i + 1
-    if ops[i].name == "nv.store_global":
+    if ops[i].name in _STORES:
         stored.add(ops[i].dest)
     produced = {ops[i].results[0]} if ops[i].results else set()
     while j < len(ops):
         op = ops[j]
         if op.name in slotwise and slots_of(op) == n:
-            if op.name == "nv.load_global" and op.source in stored:
+            if op.name in _LOADS and op.source in stored:
                 break
-            if op.name == "nv.store_global":
+            if op.name in _STORES:
                 stored.add(op.dest)
             run.append(op)
             produced.update(op.results)
         elif op.name.startswith(_HOISTABLE) and not op.regions:
             hoisted.append(op)
         elif op.name in _HOIST_SLOTWISE and not produced.intersection(op.operands) and not (
-                op.name == "nv.load_global" and op.source in stored):
+                op.name in _LOADS and op.source in stored):
             hoisted.append(op)  # e.g. a bias row's load: independent of the run, so it goes first
         else:
             break
@@ -228,14 +239,36 @@ def _kernel(module: ModuleOp, name: str | None) -> func.FuncOp:
 
 
 def _written_memrefs(kernel: func.FuncOp) -> set[SSAValue]:
+    from tessera.ir.nv_hopper_ops import WgaccStoreOp
     from tessera.ir.nv_ops import StFragGlobalOp, StoreGlobalOp
 
-    return {op.dest for op in kernel.walk() if isinstance(op, (StoreGlobalOp, StFragGlobalOp))}
+    return {op.dest for op in kernel.walk() if isinstance(op, (StoreGlobalOp, StFragGlobalOp, WgaccStoreOp))}
+
+
+def _tma_boxes(kernel: func.FuncOp) -> dict[SSAValue, tuple[tuple[int, ...], int]]:
+    """memref argument -> (box, swizzle) of the nv.tma_load ops reading it; one tensor map each, so they must agree."""
+    from tessera.ir.nv_hopper_ops import TmaLoadOp
+
+    boxes: dict[SSAValue, tuple[tuple[int, ...], int]] = {}
+    for op in kernel.walk():
+        if isinstance(op, TmaLoadOp):
+            geo = (tuple(op.box.get_values()), op.swizzle.value.data)
+            if boxes.setdefault(op.source, geo) != geo:
+                raise D.TesseraError(D.EMIT_UNSUPPORTED, f"nv.tma_load ops read one memref with boxes {boxes[op.source]}"
+                                                         f" and {geo}: a memref has one tensor map", op=op)
+    return boxes
+
+
+def _grid_axes(kernel: func.FuncOp) -> list[int]:
+    from tessera.ir.nv_hopper_ops import LogicalGridOp
+
+    return sorted({op.axis.value.data for op in kernel.walk() if isinstance(op, LogicalGridOp)})
 
 
 def _signature(e: Emitter, kernel: func.FuncOp) -> list[KernelParam]:
     params: list[KernelParam] = []
     written = _written_memrefs(kernel)
+    boxes = _tma_boxes(kernel)
     for i, arg in enumerate(kernel.body.block.args):
         name = e.define(arg)
         t = arg.type
@@ -250,6 +283,11 @@ def _signature(e: Emitter, kernel: func.FuncOp) -> list[KernelParam]:
             params += [KernelParam(s, "long long", i, "stride", d) for d, s in enumerate(strides)]
             shown = tuple(str(d) if d >= 0 else f"(int){s}" for d, s in zip(t.get_shape(), sizes))
             e.memrefs[arg] = Memref(name, shown, tuple(strides), t.element_type)
+            if arg in boxes:
+                box, swizzle = boxes[arg]
+                e.tmaps[arg] = e.fresh(f"{name}_tmap")
+                params.append(KernelParam(e.tmaps[arg], "const __grid_constant__ tsr_tensormap", i, "tmap",
+                                          box=box, swizzle=swizzle))
         else:
             try:
                 ctype = "long long" if C.name_of(t) == "index" else C.compute_type(t)  # the ABI's index is 64-bit
@@ -257,6 +295,9 @@ def _signature(e: Emitter, kernel: func.FuncOp) -> list[KernelParam]:
                 raise D.TesseraError(D.EMIT_UNSUPPORTED, f"kernel argument #{i} has type {t}; kernel arguments are "
                                                          "memrefs and index/integer/float scalars", op=kernel) from None
             params.append(KernelParam(name, ctype, i, "value"))
+    for axis in _grid_axes(kernel):
+        e.taken.add(f"tsr_grid{axis}")
+        params.append(KernelParam(f"tsr_grid{axis}", "int", -1, "grid", axis))
     return params
 
 
@@ -285,13 +326,17 @@ def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
     kname = kernel.sym_name.data
     head = [f"// Generated by tessera.codegen.emit_cuda from @{kname} (nv IR for {arch}). Do not edit.",
             f"// Launch: block = ({threads}, 1, 1), dynamic shared memory = {smem} bytes.", ""]
-    prelude = [C.PRELUDE[s] + "\n" for s in C.used_snippets("\n".join(body))]
     sig = ",\n".join(f"    {p.ctype} {p.name}" for p in params)
+    prelude = [C.PRELUDE[s] + "\n" for s in C.used_snippets(sig + "\n" + "\n".join(body))]
     text = head + prelude + [f'extern "C" __global__ void __launch_bounds__({threads}, 1) {kname}(\n{sig}) {{']
-    if smem:
-        text.append("  extern __shared__ __align__(128) unsigned char tsr_smem[];")
+    hopper = any(p.role == "tmap" for p in params) or "tsr_sbase" in "\n".join(body)
+    if smem:  # 1024-byte alignment: the 128-byte swizzle pattern repeats every 1024 bytes (TMA, wgmma)
+        text.append(f"  extern __shared__ __align__({1024 if hopper else 128}) unsigned char tsr_smem[];")
     text += ["  const int tid = threadIdx.x;", "  const int lane = tid & 31;", "  const int warp = tid >> 5;"]
+    if hopper:
+        text.append("  const unsigned tsr_sbase = (unsigned)__cvta_generic_to_shared(tsr_smem);")
     if e.uses_groups:
         text.append("  int tsr_groups = 0;  // cp.async groups this thread has committed")
     source = "\n".join(text + body + ["}", ""])
-    return EmittedKernel(kname, source, arch, threads, smem, tuple(params))
+    return EmittedKernel(kname, source, arch, threads, smem, tuple(params),
+                         persistent=any(p.role == "grid" for p in params))

@@ -16,6 +16,10 @@ from __future__ import annotations
 
 import math
 
+from tessera.codegen.emit_hopper import HOPPER_EMITTERS
+from tessera.codegen.emit_hopper import SLOTWISE as HOPPER_SLOTWISE
+from tessera.codegen.emit_hopper import PRELUDE as HOPPER_PRELUDE
+from tessera.codegen.emit_hopper import PROVIDES as HOPPER_PROVIDES
 from tessera.codegen import emit_ctypes as C
 from tessera.codegen.emit_copies import (blocked_coords, emit_cp_async_tile, emit_cp_async_wait, global_access,
                                          smem_offset)
@@ -175,7 +179,7 @@ SLOTWISE = {
     "nv.load_global": slot_load_global, "nv.store_global": slot_store_global, "nv.store_shared": slot_store_shared,
     "nv.load_shared": slot_load_shared, "nv.reduce_shared": slot_reduce_shared, "nv.iota": slot_iota,
     "nv.map": slot_map, "nv.cmp": slot_cmp, "nv.select": slot_select, "nv.convert": slot_convert,
-    "nv.splat": slot_splat, "nv.fill": slot_fill, "nv.slots": slot_slots,
+    "nv.splat": slot_splat, "nv.fill": slot_fill, "nv.slots": slot_slots, **HOPPER_SLOTWISE,
 }
 
 
@@ -248,7 +252,11 @@ def emit_alloc_shared(e, op: nv.AllocSharedOp) -> None:
            f"{'x'.join(map(str, t.get_shape()))} {C.name_of(t.element_type)}, pitch {t.pitch.data}")
 
 
+C.PRELUDE.update(HOPPER_PRELUDE)
+C.PROVIDES.update(HOPPER_PROVIDES)
+
 NV_EMITTERS = {
+    **HOPPER_EMITTERS,
     "nv.block_id": emit_grid, "nv.grid_dim": emit_grid, "nv.barrier": emit_barrier,
     "nv.alloc_shared": emit_alloc_shared, "nv.cp_async_tile": emit_cp_async_tile,
     "nv.cp_async_wait": emit_cp_async_wait, "nv.ldfrag_shared": emit_ldfrag_shared,

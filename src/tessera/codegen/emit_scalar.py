@@ -1,4 +1,4 @@
-"""CUDA C++ for the ops around the nv ops: arith and math on scalars, scf.for with iter_args, func.return.
+"""CUDA C++ for the ops around the nv ops: arith and math on scalars, scf.for with iter_args, scf.if, func.return.
 
 Scalars are `const` locals of their compute type (index is `long long`).
 An scf.for's loop-carried values become variables declared before the loop
@@ -121,11 +121,21 @@ def emit_for(e, op: scf.ForOp) -> None:
     iv = e.define(body.args[0])
     lo, hi, step = e[op.lb], e[op.ub], e[op.step]
     with e.block(f"for (int {iv} = {lo}; {iv} < {hi}; {iv} += {step}) "):
-        for inner in body.ops:
-            if isinstance(inner, scf.YieldOp):
-                _yield(e, inner, carried)
-            else:
-                e.emit_ops([inner])
+        e.emit_ops([inner for inner in body.ops if not isinstance(inner, scf.YieldOp)])  # runs fuse here too
+        _yield(e, body.last_op, carried)
+
+
+def emit_if(e, op: scf.IfOp) -> None:
+    """An scf.if without results (warp-specialised roles, elected threads): a plain C if/else."""
+    if op.results:
+        raise D.TesseraError(D.EMIT_UNSUPPORTED, "scf.if with results has no CUDA C++ form here; only "
+                                                 "result-less scf.if is emitted", op=op)
+    e.comment(op)
+    regions = [r for r in (op.true_region, op.false_region) if r.blocks]
+    for i, region in enumerate(regions):
+        head = f"if ({e[op.cond]}) " if i == 0 else "else "
+        with e.block(head):
+            e.emit_ops([inner for inner in region.block.ops if not isinstance(inner, scf.YieldOp)])
 
 
 def _yield(e, op: scf.YieldOp, carried) -> None:
@@ -167,7 +177,7 @@ def emit_return(e, op: Operation) -> None:
 
 SCALAR_EMITTERS = {
     "arith.constant": emit_constant, "arith.select": emit_select, "arith.cmpi": emit_cmp, "arith.cmpf": emit_cmp,
-    "scf.for": emit_for, "func.return": emit_return, "memref.dim": emit_dim,
+    "scf.for": emit_for, "scf.if": emit_if, "func.return": emit_return, "memref.dim": emit_dim,
     **{name: emit_binary for name in _BINARY}, **{name: emit_unary for name in _UNARY},
     **{name: emit_cast for name in _CASTS},
 }

@@ -14,6 +14,15 @@ dims, equal symbolic dims, contiguity, device, alignment) and fills the
 sizes and strides itself. `launch_values(grid, values)` takes the C
 parameter list directly; `tessera.ops` uses it after its own checks, so a
 warm op call reads each array once. Loading is lazy: compiling needs no GPU.
+
+sm_90a kernels may add two kinds of parameter (emit_cuda's KernelParam):
+`tmap`, a TMA tensor map (128 bytes, `__grid_constant__`) of a 2-D memref
+argument, encoded here from that argument's pointer, sizes and strides
+(`tessera.runtime.tma`, cached per array); and `grid`, the logical grid of
+a persistent kernel, which is launched on min(CTAs, SMs) CTAs
+(`tessera.runtime.persistent`). Neither is the caller's business: `launch`
+fills both, and `launch_values` fills the slots left None (or absent). The
+g++ host emulator cannot run such kernels and says so (RUNTIME_LOAD_FAILED).
 """
 
 from __future__ import annotations
@@ -26,7 +35,8 @@ from tessera.dsl.kernel import TracedKernel
 from tessera.dsl.specs import TensorSpec
 from tessera.ir import diagnostics as D
 from tessera.ir.types import type_name
-from tessera.runtime.args import Param, ptr, scalar
+from tessera.runtime.args import Param, ptr, scalar, tmap
+from tessera.runtime.derived import DerivedParams
 from tessera.runtime.errors import RuntimeLaunchError
 from tessera.runtime.launch import LaunchResult
 
@@ -37,8 +47,13 @@ INDEX_LIMIT = 2**31  # index values are 32-bit inside the kernel (emit_cuda's AB
 WARM_ENTRIES = 256  # argument signatures a CompiledKernel remembers (a warm launch sees few)
 
 
+def _unsupported(p, why: str) -> D.TesseraError:
+    return D.TesseraError(D.EMIT_UNSUPPORTED, f"kernel parameter {p.name} ({p.role} of argument {p.arg}) {why}")
+
+
 def launch_signature(emitted: EmittedKernel, arg_types) -> tuple[Param, ...]:
     """The runtime signature of an emitted kernel; `arg_types` are the func.func argument types."""
+    named = {(p.arg, p.role, p.dim): p.name for p in emitted.params}
     sizes: dict[int, list[str]] = {}
     for p in emitted.params:
         if p.role == "size":
@@ -51,6 +66,16 @@ def launch_signature(emitted: EmittedKernel, arg_types) -> tuple[Param, ...]:
             out.append(ptr(p.name, elem, tuple(sizes.get(p.arg, ())), intent))
         elif p.role in ("size", "stride"):
             out.append(scalar(p.name, "i64"))
+        elif p.role == "tmap":
+            keys = [(p.arg, "ptr", None)] + [(p.arg, r, d) for r in ("size", "stride") for d in (0, 1)]
+            if not all(k in named for k in keys) or len(arg_types[p.arg].get_shape()) != 2:
+                raise _unsupported(p, "is a tensor map of something other than a 2-D memref argument")
+            parts = [named[k] for k in keys]
+            out.append(tmap(p.name, type_name(arg_types[p.arg].element_type), tuple(parts), tuple(p.box), p.swizzle))
+        elif p.role == "grid":
+            if p.dim not in (0, 1, 2) or p.ctype != "int":
+                raise _unsupported(p, f"must be an int grid size of axis 0, 1 or 2, not {p.ctype} of axis {p.dim}")
+            out.append(scalar(p.name, "i32"))
         elif p.ctype in _VALUE_KINDS:
             out.append(scalar(p.name, _VALUE_KINDS[p.ctype]))
         else:
@@ -76,9 +101,13 @@ class CompiledKernel:
         self.block = (emitted.num_threads, 1, 1)
         self.smem_bytes = emitted.smem_bytes
         self.signature = launch_signature(emitted, arg_types)
+        self.persistent = emitted.persistent
         self._arg_types = tuple(arg_types)
         self._slots = self._plan_args()
         self._arrays = tuple(slot[2] is not None for slot in self._slots)  # which arguments are memrefs
+        self._at = {(p.arg, p.role, p.dim): i for i, p in enumerate(emitted.params)}  # where each value goes
+        self._derived = DerivedParams(emitted.params, self.signature, emitted.persistent, self.name,
+                                      lambda device: _sm_count(device))
         self._warm: dict = {}  # argument keys -> (device, per-argument steps); see _warm_values
         self._loaded: dict = {}
 
@@ -115,6 +144,12 @@ class CompiledKernel:
         hit = self._loaded.get(key)
         if hit is None:
             if backend is not None:
+                if self._derived.active:
+                    what = "TMA tensor maps" if self._derived.tmaps else "a persistent launch"
+                    raise RuntimeLaunchError(D.RUNTIME_LOAD_FAILED, f"{self.name} ({self.arch}) takes {what}, which "
+                                             "the g++ host emulator cannot run", kernel=self.name,
+                                             hint="run it on an sm_90a GPU, or emulate a build for sm_80/sm_90 "
+                                                  "(the mma_sync family)")
                 hit = backend.load(self)
             else:
                 from tessera.runtime.launch import load
@@ -124,11 +159,25 @@ class CompiledKernel:
 
     # -- launching ---------------------------------------------------------------
     def launch_values(self, grid, values, stream=None, *, sync: bool = False, device: int = 0) -> LaunchResult:
-        """Launch with `values` in C parameter order (pointers as ints or numpy arrays, then sizes, strides)."""
+        """Launch with `values` in C parameter order (pointers as ints or numpy arrays, then sizes, strides).
+
+        Tensor-map and grid parameters are the runtime's: leave them None, or leave them out (a list
+        of the other parameters only); `grid` is the logical grid, also for a persistent kernel.
+        """
+        return self._launch_list(grid, values, stream, sync, device, False)
+
+    def _launch_list(self, grid, values, stream, sync: bool, device: int, owned: bool) -> LaunchResult:
+        """launch_values; `owned`: `values` is a fresh list the runtime's slots may be written into."""
         loaded = self._loaded.get((device, testing.backend()))
         if loaded is None:
             loaded = self.loaded(device)
+        if self._derived.active:
+            grid, values = self._derived.complete(grid, values, device, owned)
         return loaded.launch(grid, self.block, self.smem_bytes, values, stream, sync=sync)
+
+    def launch_grid(self, grid, device: int = 0) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """(physical grid, logical grid) of a launch over `grid`: a persistent kernel gets min(CTAs, SMs) CTAs."""
+        return self._derived.launch_grid(grid, device)
 
     def launch(self, grid, args, stream=None, *, sync: bool = False, device: int | None = None) -> LaunchResult:
         """Check `args` (one per func.func argument) and launch over `grid`; returns the runtime's LaunchResult.
@@ -141,7 +190,7 @@ class CompiledKernel:
         dev = found if device is None else device
         if found is not None and device is not None and found != device:
             raise self._fail(None, f"the arrays live on device {found}, the launch asked for device {device}")
-        return self.launch_values(grid, values, stream, sync=sync, device=dev or 0)
+        return self._launch_list(grid, values, stream, sync, dev or 0, True)
 
     def _fail(self, slot, message: str) -> RuntimeLaunchError:
         where = f"argument {slot[0]!r} " if slot is not None else ""
@@ -165,11 +214,12 @@ class CompiledKernel:
         if len(args) != len(self._slots):
             raise self._fail(None, f"{self.name} takes {len(self._slots)} arguments "
                                    f"({', '.join(s[0] for s in self._slots)}), got {len(args)}")
-        values, symbols, device, host = [], {}, None, None
-        for slot, a in zip(self._slots, args):
+        values, symbols, device, host = [None] * len(self.emitted.params), {}, None, None
+        at = self._at
+        for i, (slot, a) in enumerate(zip(self._slots, args)):
             name, elem, rank, static, names = slot
             if rank is None:
-                values.append(self._scalar(slot, a))
+                values[at[(i, "value", None)]] = self._scalar(slot, a)
                 continue
             v = arrays.view(a)
             if v is None:
@@ -194,7 +244,7 @@ class CompiledKernel:
                 if v.source != "numpy":
                     raise self._fail(slot, "is a host tensor: pass a CUDA tensor or a numpy array")
                 host = name
-                values.append(a)
+                values[at[(i, "ptr", None)]] = a
             else:
                 if v.ptr % arrays.ITEMSIZE[elem]:
                     raise self._fail(slot, f"address {v.ptr:#x} is not aligned to its {elem} element size")
@@ -202,9 +252,10 @@ class CompiledKernel:
                     if device is not None and v.device != device:
                         raise self._fail(slot, f"lives on device {v.device}, another argument on device {device}")
                     device = v.device
-                values.append(v.ptr)
-            values.extend(v.shape)
-            values.extend(arrays.c_strides(v.shape))
+                values[at[(i, "ptr", None)]] = v.ptr
+            for d, (size, stride) in enumerate(zip(v.shape, arrays.c_strides(v.shape))):
+                values[at[(i, "size", d)]] = size
+                values[at[(i, "stride", d)]] = stride
         if host is not None and device is not None:
             raise self._fail(None, f"argument {host!r} is a numpy array and others are device arrays: pass all "
                                    "device arrays, or all numpy arrays (copied in and out)")
@@ -265,14 +316,12 @@ class CompiledKernel:
         found = self._keys(args)
         if found is None:
             return
-        fills, at = [], 0
-        for _, kind, rank, _, _ in self._slots:
+        fills = []
+        for i, (_, kind, rank, _, _) in enumerate(self._slots):
             if rank is None:
-                fills.append((at, 0, float if kind in ("f32", "f64") else int))
-                at += 1
+                fills.append((self._at[(i, "value", None)], 0, float if kind in ("f32", "f64") else int))
             else:
-                fills.append((at, arrays.ITEMSIZE[kind], None))
-                at += 1 + 2 * rank
+                fills.append((self._at[(i, "ptr", None)], arrays.ITEMSIZE[kind], None))
         if len(self._warm) >= WARM_ENTRIES:
             self._warm.clear()
         try:
@@ -289,3 +338,9 @@ class CompiledKernel:
         if not isinstance(a, numbers.Integral):
             raise self._fail(slot, f"must be an integer ({kind}), got {a!r}")
         return int(a)
+
+
+def _sm_count(device: int) -> int:
+    """SMs of `device`: how many CTAs a persistent kernel launches at most."""
+    from tessera.runtime.device import device_info
+    return device_info(device).sm_count

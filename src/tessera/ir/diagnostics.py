@@ -236,6 +236,9 @@ RUNTIME_ARG_INVALID = _code("RUNTIME_ARG_INVALID", "a launch argument does not f
 RUNTIME_LAUNCH_FAILED = _code("RUNTIME_LAUNCH_FAILED", "the kernel launch or its execution failed",
                               "read the driver error in the message: check grid, block, shared memory and the "
                               "kernel's memory accesses (an execution fault poisons the CUDA context)")
+RUNTIME_TMA_INVALID = _code("RUNTIME_TMA_INVALID", "an array cannot be described by a TMA tensor map",
+                            "TMA reads bf16/f16/f32 2-D arrays with contiguous rows, a 16-byte aligned base address "
+                            "and a row pitch that is a multiple of 16 bytes (pad the row length if needed)")
 
 
 # --- nv target (lower-tile-to-nv, tessera.ir.nv_ops) and CUDA emission ------------
@@ -254,6 +257,10 @@ NV_THREADS_MISMATCH = _code("NV_THREADS_MISMATCH", "fragment ops of one kernel u
 NV_SMEM_OVERFLOW = _code("NV_SMEM_OVERFLOW", "the kernel needs more shared memory than the arch has per CTA",
                          "use smaller tiles or fewer pipeline stages (sm_80: 163 KiB, sm_86/sm_89: 99 KiB, "
                          "sm_90: 227 KiB)")
+NV_WGMMA_UNSUPPORTED = _code("NV_WGMMA_UNSUPPORTED", "warp-specialize cannot lower this wgmma kernel",
+                             "the sm_90a lowering takes one K-loop of tile.load + tile.dot (A as [M, K], B as "
+                             "[N, K] transposed in the program) and an elementwise epilogue; other kernels target "
+                             "sm_90 (mma.sync)")
 EMIT_UNKNOWN_OP = _code("EMIT_UNKNOWN_OP", "CUDA emission met an op it has no text for",
                         "only nv, arith, math, scf.for/yield and func ops can be emitted: run lower-tile-to-nv "
                         "(every pipeline that runs a generator must include it)")
@@ -305,6 +312,21 @@ OPS_ARG_VALUE = _code("OPS_ARG_VALUE", "an op option has a value the op does not
                       "alpha/beta/scale, bool flags)")
 OPS_GQA_HEADS = _code("OPS_GQA_HEADS", "attention query heads are not a multiple of the key/value heads",
                       "grouped-query attention needs q heads H = G * H_kv with k and v sharing H_kv heads")
+OPS_AUTOTUNE_INPUT = _code("OPS_AUTOTUNE_INPUT", "the autotuner was given a malformed op name, key, candidate list "
+                           "or measure function",
+                           "pass tune(op: str, key: dict of str/int/float/bool, candidates: non-empty list of such "
+                           "dicts, measure: callable(config) -> seconds)")
+OPS_AUTOTUNE_FAILED = _code("OPS_AUTOTUNE_FAILED", "every autotuning candidate failed to compile, launch or measure",
+                            "read each candidate's error in the message; add a config the target can run, or fix "
+                            "the lowering it needs")
+OPS_AUTOTUNE_PIN_INVALID = _code("OPS_AUTOTUNE_PIN_INVALID", "a pinned autotuning config is malformed or names "
+                                 "parameters no candidate has",
+                                 "write TESSERA_PIN_<OP>=BM=128,BN=256,BK=64,stages=4 (NAME=VALUE pairs, commas "
+                                 "between) or pin(op, {...}, **key_subset) naming every parameter of a candidate")
+OPS_AUTOTUNE_CACHE_CORRUPT = _code("OPS_AUTOTUNE_CACHE_CORRUPT", "the autotuning cache file (or an entry in it) "
+                                   "could not be read or written; it is ignored (a warning)",
+                                   "nothing to do: the next tune re-measures and rewrites it; delete "
+                                   "$TESSERA_CACHE_DIR/autotune.json to start afresh")
 
 
 def all_codes() -> dict[str, Code]:

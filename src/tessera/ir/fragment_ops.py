@@ -62,14 +62,20 @@ def check_warps(op, warps: ArrayAttr) -> tuple[int, int]:
 
 
 def footprint(frag: FragmentType, grid: tuple[int, int]) -> tuple[int, int]:
-    """Rows x cols of the tile region that a warp grid of these fragments covers."""
+    """Rows x cols of the (logical, row-major) operand region that a warp grid of these fragments covers."""
     rows, cols = frag.shape
     role = frag.role.data
     return (rows * (grid[0] if role in ("a", "acc") else 1), cols * (grid[1] if role in ("b", "acc") else 1))
 
 
-def check_footprint(op, frag: FragmentType, grid, tile_shape) -> None:
+def source_footprint(frag: FragmentType, grid: tuple[int, int]) -> tuple[int, int]:
+    """The region a fragment_pack reads: layout="col" names a source holding the transpose (B as N x K)."""
     fp = footprint(frag, grid)
+    return fp[::-1] if frag.layout.data == "col" else fp
+
+
+def check_footprint(op, frag: FragmentType, grid, tile_shape) -> None:
+    fp = source_footprint(frag, grid)
     if len(tile_shape) != 2 or fp[0] > tile_shape[0] or fp[1] > tile_shape[1]:
         fail(op, D.TILE_FRAGMENT_FOOTPRINT,
              f"{op.name}: warps {list(grid)} of {frag} cover {fp[0]}x{fp[1]}, which does not fit a "

@@ -325,6 +325,9 @@ NV_OPS = (BlockIdOp, GridDimOp, BarrierOp, AllocSharedOp, CpAsyncTileOp, CpAsync
           StFragSharedOp, StFragGlobalOp, MmaSyncOp, LoadGlobalOp, StoreGlobalOp, StoreSharedOp, LoadSharedOp,
           ReduceSharedOp, IotaOp, MapOp, CmpOp, SelectOp, ConvertOp, SplatOp, FillOp, SlotsOp, BlockedMmaOp)
 
+from tessera.ir.nv_hopper_ops import HOPPER_OPS  # noqa: E402 - the Hopper ops build on nv_types only
+
+NV_OPS = NV_OPS + HOPPER_OPS
 Nv = Dialect("nv", list(NV_OPS), [SmemType, AsyncGroupType])
 register_dialect(Nv)
 

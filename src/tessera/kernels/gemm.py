@@ -48,6 +48,11 @@ def gemm(A, B, C, bias, residual, alpha, beta, *, BM=128, BN=128, BK=32, TRANS_A
         else:
             b = tl.load(B, [k, n0], (BK, BN))                           # gB: BK x BN
         acc = tl.dot(a, b, acc)
+    epilogue(acc, C, bias, residual, alpha, beta, m0, n0, BM, BN, ACTIVATION)
+
+
+def epilogue(acc, C, bias, residual, alpha, beta, m0, n0, BM, BN, ACTIVATION):
+    """C[m0:, n0:] = act(alpha*acc + beta*C + bias) + residual for an f32 BM x BN tile; traced where called."""
     acc = acc * alpha
     if beta is not None:
         acc = acc + tl.load(C, [m0, n0], (BM, BN)).to(tl.f32) * beta   # gC: BM x BN

@@ -63,8 +63,8 @@ class FragmentPlan:
     elem: Attribute
     acc: Attribute
 
-    def fragment(self, role: str) -> FragmentType:
-        return fragment_type(self.m, self.n, self.k, self.elem, self.acc, role, "row", self.family)
+    def fragment(self, role: str, layout: str = "row") -> FragmentType:
+        return fragment_type(self.m, self.n, self.k, self.elem, self.acc, role, layout, self.family)
 
 
 def _default_warps(family: str, bm: int, bn: int) -> tuple[int, int]:

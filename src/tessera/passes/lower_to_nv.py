@@ -240,6 +240,7 @@ class LowerTileToNv(ModulePass):
 
 
 register_pipeline("tessera-lower-to-nv",
-                  "tile-to-fragments,pipeline-smem{stages=1},lower-tile-to-nv",
-                  "Tile IR -> nv target ops: fragments, staged shared memory, thread-level lowering "
-                  "(give arch=...; stages=N pipelines the copies)")
+                  "tile-to-fragments,pipeline-smem{stages=1},warp-specialize{stages=1},lower-tile-to-nv",
+                  "Tile IR -> nv target ops: fragments, staged shared memory (sm_90a: TMA + mbarrier ring, "
+                  "warp-specialised and persistent), thread-level lowering (give arch=...; stages=N pipelines "
+                  "the copies)")

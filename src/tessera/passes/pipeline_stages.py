@@ -28,6 +28,8 @@ loop-invariant values through pure ops (they are re-computed for k+N-1 and
 for the prologue). A loop that copies but does not fit this shape gets
 TILE_PIPELINE_UNSUPPORTED naming why; it is never pipelined partially.
 stages=1 returns at once: the module stays byte-identical (DESIGN lesson 6).
+Loops feeding wgmma fragments (sm_90a) are skipped: `warp-specialize` gives
+them a TMA + mbarrier pipeline of its own.
 """
 
 from __future__ import annotations
@@ -245,6 +247,11 @@ def pipeline(loop: scf.ForOp, copies: list[StagedCopy], n: int) -> scf.ForOp:
     return new_loop
 
 
+def _feeds_wgmma(loop: scf.ForOp) -> bool:
+    """wgmma K-loops are left to warp-specialize, which pipelines them with TMA and mbarriers instead."""
+    return any(isinstance(p, FragmentPackOp) and p.result.type.family.data == "wgmma" for p in loop.walk())
+
+
 @register_pass
 @dataclass(frozen=True)
 class PipelineSmem(ModulePass):
@@ -261,7 +268,8 @@ class PipelineSmem(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.stages == 1:
             return
-        plans = [(loop, analyse(loop, self.stages)) for loop in op.walk() if isinstance(loop, scf.ForOp)]
+        plans = [(loop, analyse(loop, self.stages)) for loop in op.walk()
+                 if isinstance(loop, scf.ForOp) and not _feeds_wgmma(loop)]
         for loop, copies in plans:
             if copies:
                 pipeline(loop, copies, self.stages)

@@ -18,8 +18,9 @@ accumulator is always the value the mma read, never a synthesised zero
 What `layout` means: the major-ness of the operand matrix in the tile it is
 packed from. Tiles (smem or registers) are row-major arrays of their
 logical shape, so A (m x k, k contiguous) and B (k x n, n contiguous) are
-both "row"; "col" would name a source holding the transpose, which no op
-produces yet. Target lowering picks ldmatrix / ldmatrix.trans (mma_sync) or
+both "row"; "col" names a source holding the transpose: for wgmma, an operand
+`tile.transpose(tile.load ...)` is staged as the load's tile (B as N x K,
+K contiguous) with layout "col", since wgmma reads B only from smem. Target lowering picks ldmatrix / ldmatrix.trans (mma_sync) or
 the wgmma descriptor's major-ness from it.
 
 Staging: an operand produced directly by `tile.load` is staged through a
@@ -69,7 +70,7 @@ from tessera.ir.fragment_ops import (
     ViewOp,
     WaitOp,
 )
-from tessera.ir.tile_ops import ConstantOp, LoadOp, MmaOp, StoreOp
+from tessera.ir.tile_ops import ConstantOp, LoadOp, MmaOp, StoreOp, TransposeOp
 from tessera.ir.types import TileType, tile_type, type_name
 from tessera.passes.fragment_plan import FragmentPlan, family_for_arch, plan_mma, validate_warps
 from tessera.passes.pipeline import register_pass
@@ -131,22 +132,23 @@ class LowerMma(RewritePattern):
         packs: dict[str, FragmentPackOp] = {}
         local, tokens = [], []
         for value, role in ((op.a, "a"), (op.b, "b")):
+            value, layout = self._operand(value, plan)
             owner = value.owner
             if isinstance(owner, Operation) and owner.parent is not op.parent:
                 stage, src, token = self._stage(value, role, owner, rewriter)
-                packs[role] = FragmentPackOp(src, [index_zero(owner)] * 2, plan.warps, plan.fragment(role))
+                packs[role] = FragmentPackOp(src, [index_zero(owner)] * 2, plan.warps, plan.fragment(role, layout))
                 waits = [WaitOp(token)] if token is not None else []
                 rewriter.insert_op([*stage, *waits, packs[role]], InsertPoint.after(owner))
             else:
                 stage, src, token = self._stage(value, role, op, rewriter)
                 rewriter.insert_op(stage)
-                local.append((src, role))
+                local.append((src, role, layout))
                 tokens += [token] if token is not None else []
         if tokens:
             rewriter.insert_op(WaitOp(*tokens))
         zero = index_zero(op)
-        for src, role in local:
-            packs[role] = FragmentPackOp(src, [zero, zero], plan.warps, plan.fragment(role))
+        for src, role, layout in local:
+            packs[role] = FragmentPackOp(src, [zero, zero], plan.warps, plan.fragment(role, layout))
             rewriter.insert_op(packs[role])
         acc = FragmentPackOp(op.acc, [zero, zero], plan.warps, plan.fragment("acc"))
         for role, hint in (("a", "frag_a"), ("b", "frag_b")):
@@ -156,8 +158,24 @@ class LowerMma(RewritePattern):
         unpack = FragmentUnpackOp(mma.result, plan.warps, op.result.type)
         rewriter.replace_matched_op([acc, mma, unpack], [unpack.result])
         for v in (op.a, op.b):
+            if isinstance(v.owner, TransposeOp) and not v.uses:
+                v, t = v.owner.source, v.owner
+                rewriter.erase_op(t)
             if isinstance(v.owner, LoadOp) and not v.uses:
                 rewriter.erase_op(v.owner)
+
+    @staticmethod
+    def _operand(value: SSAValue, plan: FragmentPlan) -> tuple[SSAValue, str]:
+        """(value to stage, fragment layout): wgmma reads `transpose(load)` as the load's tile, layout "col".
+
+        wgmma takes B only from shared memory, so a transposed operand cannot be
+        packed from registers; the staged tile holds the operand's transpose.
+        """
+        t = value.owner
+        if (plan.family == "wgmma" and isinstance(t, TransposeOp) and isinstance(t.source.owner, LoadOp)
+                and t.source.owner.parent is t.parent):
+            return t.source, "col"
+        return value, "row"
 
     @staticmethod
     def _stage(value: SSAValue, role: str, anchor: Operation, rewriter: PatternRewriter):

@@ -12,6 +12,12 @@ Pointer parameters accept: an int (a raw device pointer, trusted as is); a
 torch CUDA tensor or any object with `__cuda_array_interface__` or `__dlpack__`
 (cupy, ...), used in place; a cuda.core Buffer; or a numpy array, copied to the
 device and back.
+
+A 'tmap' parameter (sm_90a) is a TMA tensor map of a 2-D array whose pointer,
+sizes and strides are other parameters of the same signature. Its argument
+is None, and the binder encodes the map from those values (for a numpy array,
+once the launcher has copied it in and knows its device address), or an
+already encoded 128-byte map, passed as is.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tessera.ir.diagnostics import RUNTIME_ARG_INVALID
+from tessera.runtime import tma
 from tessera.runtime.errors import RuntimeLaunchError
 
 SCALAR_CTYPES = {"i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64, "u64": ctypes.c_uint64,
@@ -38,12 +45,14 @@ INTENTS = ("in", "out", "inout")
 
 @dataclass(frozen=True)
 class Param:
-    """One kernel parameter. kind is 'ptr' or a scalar type (i32 u32 i64 u64 f32 f64).
+    """One kernel parameter. kind is 'ptr', 'tmap' or a scalar type (i32 u32 i64 u64 f32 f64).
 
     For 'ptr': `elem` is the element type, `extent` the minimum element count as a
     product of ints and names of integer scalar parameters (() = not checked),
     and `intent` says whether a copied-in numpy array is copied back ('in' is not)
     and whether a read-only array is acceptable (only for 'in').
+    For 'tmap': `tensor` names the array's pointer, size0, size1, stride0 and
+    stride1 parameters, `box` is (rows, cols) and `swizzle` the swizzle in bytes.
     """
 
     name: str
@@ -51,9 +60,14 @@ class Param:
     elem: str | None = None
     extent: tuple[int | str, ...] = ()
     intent: str = "inout"
+    tensor: tuple[str, ...] = ()
+    box: tuple[int, ...] = ()
+    swizzle: int = 0
 
     @property
     def ctype(self):
+        if self.kind == "tmap":
+            return tma.TMAP_CTYPE
         return ctypes.c_uint64 if self.kind == "ptr" else SCALAR_CTYPES[self.kind]
 
 
@@ -69,10 +83,17 @@ def scalar(name: str, kind: str) -> Param:
     return Param(name, kind)
 
 
+def tmap(name: str, elem: str, tensor: tuple[str, ...], box: tuple[int, int], swizzle: int = 0) -> Param:
+    """A TMA tensor map parameter: `tmap('a_tmap', 'bf16', ('a', 'a_size0', 'a_size1', 'a_stride0', 'a_stride1'),
+    box=(64, 64), swizzle=128)` describes the 2-D array passed as parameters a, a_size0, ... of the same signature."""
+    return Param(name, "tmap", elem, tensor=tuple(tensor), box=tuple(box), swizzle=swizzle)
+
+
 @dataclass
 class Bound:
     values: list             # one int or float per parameter (pointers filled in for host arrays at launch)
     host: list               # (param index, contiguous numpy array, copy back?) to stage through the device
+    tmaps: tuple = ()        # TmapSlots to encode once the staged arrays' device pointers are in `values`
 
 
 class ArgBinder:
@@ -86,6 +107,7 @@ class ArgBinder:
         self._convert = tuple(self._converter(i, p) for i, p in enumerate(self.params))
         self._extents = tuple((i, p) for i, p in enumerate(self.params) if p.kind == "ptr" and p.extent)
         self._index = {p.name: i for i, p in enumerate(self.params)}
+        self.tmap_slots = tma.slots_of(self.params)
 
     def fail(self, param: Param | None, message: str) -> RuntimeLaunchError:
         where = f"argument {param.name!r} ({self._describe(param)}) " if param is not None else ""
@@ -93,6 +115,8 @@ class ArgBinder:
 
     @staticmethod
     def _describe(p: Param) -> str:
+        if p.kind == "tmap":
+            return f"tensor map of {p.tensor[0] if p.tensor else '?'}"
         return f"{p.elem}* {p.intent}" if p.kind == "ptr" else p.kind
 
     def _check_signature(self) -> None:
@@ -104,15 +128,37 @@ class ArgBinder:
             if p.kind == "ptr":
                 if p.elem not in ELEM_DTYPES or p.intent not in INTENTS:
                     raise self.fail(p, f"elem must be one of {sorted(ELEM_DTYPES)} and intent one of {INTENTS}")
+            elif p.kind == "tmap":
+                self._check_tmap(p)
             elif p.kind not in SCALAR_CTYPES:
-                raise self.fail(p, f"kind must be 'ptr' or one of {sorted(SCALAR_CTYPES)}")
+                raise self.fail(p, f"kind must be 'ptr', 'tmap' or one of {sorted(SCALAR_CTYPES)}")
         ints = {p.name for p in self.params if p.kind in INT_RANGES}
         for p in self.params:
             for e in p.extent:
                 if not (isinstance(e, int) and e >= 0) and e not in ints:
                     raise self.fail(p, f"extent term {e!r} is neither a count nor an integer scalar parameter")
 
+    def _check_tmap(self, p: Param) -> None:
+        """A tensor map names an earlier-or-later ptr of its elem and four integer scalars; its box is legal."""
+        kinds = {q.name: q for q in self.params}
+        named = [kinds.get(n) for n in p.tensor]
+        if (len(p.tensor) != 5 or None in named or named[0].kind != "ptr" or named[0].elem != p.elem
+                or not all(q.kind in INT_RANGES for q in named[1:])):
+            raise self.fail(p, f"tensor must name a {p.elem}* parameter and its size0, size1, stride0, stride1 "
+                               f"integer parameters, got {p.tensor!r}")
+        tma.check_box(p.tensor[0], p.elem, p.box, p.swizzle, self.kernel)
+
     def _converter(self, index: int, p: Param):
+        if p.kind == "tmap":
+            def conv_tmap(v):
+                if v is None:
+                    return None, None  # encoded by bind from the array's parameters
+                encoded = tma.as_tensor_map(v)
+                if encoded is None:
+                    raise self.fail(p, f"must be None (encoded from {p.tensor[0]!r}) or an encoded "
+                                       f"{tma.TMAP_BYTES}-byte tensor map, got {type(v).__name__}")
+                return encoded, None
+            return conv_tmap
         if p.kind in INT_RANGES:
             lo, hi = INT_RANGES[p.kind]
 
@@ -183,7 +229,16 @@ class ArgBinder:
                                 f"({' * '.join(map(str, p.extent))})")
         host = [(i, a if a.flags.c_contiguous else np.ascontiguousarray(a), self.params[i].intent != "in")
                 for i, a in enumerate(args) if isinstance(a, np.ndarray)]
-        return Bound(values, host)
+        later = []
+        for slot in self.tmap_slots:
+            if values[slot.index] is not None:
+                continue
+            if values[slot.ptr] is None:  # a numpy array: its device address comes with staging
+                slot.check_layout(values, self.kernel)
+                later.append(slot)
+            else:
+                slot.fill(values, self.kernel)
+        return Bound(values, host, tuple(later))
 
 
 def _c_strides(shape, itemsize) -> tuple[int, ...]:

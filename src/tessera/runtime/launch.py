@@ -8,8 +8,9 @@ and a kernel whose parameter list differs from the declared signature. A
 a coded `RuntimeLaunchError`; there is no fallback (DESIGN.md section 3, lesson 5).
 
 Launches go through the driver's cuLaunchKernel with a parameter block built
-once at load time (one ctypes slot per parameter, and the array of their
-addresses): a warm launch only writes the slots. cuda.core's generic `launch`
+once at load time (one slot per parameter -- 8 bytes, 8-aligned, or 128 bytes,
+64-aligned, for a TMA tensor map -- and the array of their addresses): a warm
+launch only writes the slots. cuda.core's generic `launch`
 re-inspects every argument's Python type on every call, which is the overhead
 this module exists to avoid; cuda.core still loads the module and owns the
 context.
@@ -28,11 +29,16 @@ from tessera.ir.diagnostics import RUNTIME_ARG_INVALID, RUNTIME_LAUNCH_FAILED, R
 from tessera.runtime.args import ArgBinder
 from tessera.runtime.device import can_run, device_info, ensure_current
 from tessera.runtime.errors import RuntimeLaunchError, driver_error_name
+from tessera.runtime.tma import TMAP_ALIGN, TMAP_BYTES, TensorMap
 
 DEFAULT_DYNAMIC_SMEM = 48 * 1024  # what a kernel may use before it must opt in
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
-# struct code of each parameter kind; every parameter gets its own 8-byte, 8-aligned slot
-SLOT_FORMATS = {"ptr": "Q", "u64": "Q", "i64": "q", "f64": "d", "i32": "i4x", "u32": "I4x", "f32": "f4x"}
+# struct code of each parameter kind; every parameter gets its own 8-byte, 8-aligned slot, but a tensor map
+# (a CUtensorMap, passed by value as a __grid_constant__ parameter) gets 128 bytes at 64-byte alignment
+SLOT_FORMATS = {"ptr": "Q", "u64": "Q", "i64": "q", "f64": "d", "i32": "i4x", "u32": "I4x", "f32": "f4x",
+                "tmap": f"{TMAP_BYTES}s"}
+SLOT_SIZES = {kind: (TMAP_BYTES, TMAP_ALIGN) if kind == "tmap" else (8, 8) for kind in SLOT_FORMATS}
+PLAIN_TYPES = {"f32": float, "f64": float, "tmap": TensorMap}  # exact types a warm call passes; others int
 BLOCK_LIMITS = (1024, 1024, 64)
 
 
@@ -74,6 +80,19 @@ def _dims(value, what: str, limits, kernel: str) -> tuple[int, int, int]:
     return dims
 
 
+def slot_layout(kinds) -> tuple[str, tuple[int, ...], int]:
+    """(struct format, byte offset of each slot, total bytes) of a parameter block, offsets from a 64-aligned base."""
+    fmt, offsets, at = "<", [], 0
+    for kind in kinds:
+        size, align = SLOT_SIZES[kind]
+        pad = -at % align
+        fmt += f"{pad}x" if pad else ""
+        offsets.append(at + pad)
+        fmt += SLOT_FORMATS[kind]
+        at += pad + size
+    return fmt, tuple(offsets), at
+
+
 def _stream_handle(driver, stream, kernel: str):
     """A CUstream for None, an int handle, a CUstream, or a cuda.core/torch/cupy stream object."""
     if isinstance(stream, driver.CUstream):
@@ -107,16 +126,20 @@ class LoadedKernel:
         self._launch_kernel = driver.cuLaunchKernel
         self._func = driver.CUfunction(int(kernel.handle))  # a CUkernel may be launched as a CUfunction
         self._null_stream = driver.CUstream(0)
-        # The parameter block: one packed buffer of 8-byte slots and the array of slot addresses
+        # The parameter block: one packed buffer of slots and the array of slot addresses
         # cuLaunchKernel reads; a launch packs the values with one struct call.
         params = binder.params
-        self._pack_into = struct.Struct("<" + "".join(SLOT_FORMATS[p.kind] for p in params)).pack_into
-        self._slots = (ctypes.c_uint64 * max(1, len(params)))()  # 8-aligned, writable through the buffer protocol
-        base = ctypes.addressof(self._slots)
-        self._param_array = (ctypes.c_void_p * max(1, len(params)))(*(base + 8 * i for i in range(len(params))))
+        fmt, offsets, size = slot_layout(p.kind for p in params)
+        words = max(1, size // 8)
+        self._memory = (ctypes.c_uint64 * (words + TMAP_ALIGN // 8))()  # owns the block; _slots is its 64-aligned part
+        address = ctypes.addressof(self._memory)
+        address += -address % TMAP_ALIGN
+        self._slots = (ctypes.c_uint64 * words).from_address(address)  # writable through the buffer protocol
+        self._pack_into = struct.Struct(fmt).pack_into
+        self._param_array = (ctypes.c_void_p * max(1, len(params)))(*(address + off for off in offsets))
         self._params_addr = ctypes.addressof(self._param_array) if params else None
         # exact Python types of a warm call that needs no conversion: int for pointers and integers
-        self._plain_types = tuple(float if p.kind in ("f32", "f64") else int for p in params)
+        self._plain_types = tuple(PLAIN_TYPES.get(p.kind, int) for p in params)
         self._configs: dict = {}
         self._dynamic_smem_limit = DEFAULT_DYNAMIC_SMEM
         self._lock = threading.Lock()
@@ -218,6 +241,8 @@ class LoadedKernel:
                     if err != self._ok_code:
                         raise self.fail(f"copy-in failed: {_describe(driver, err)}")
                 values[index] = int(dptr)
+            for slot in bound.tmaps:  # maps of staged arrays: their device addresses are known only now
+                slot.fill(values, self.name)
             self._enqueue(cfg, values, handle)
             for (_, array, back), dptr in zip(bound.host, allocs):
                 if back and array.nbytes:

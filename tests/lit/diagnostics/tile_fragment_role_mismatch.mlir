@@ -2,17 +2,17 @@
 // RUN: tessera-opt --split-input-file --verify-diagnostics %s
 // RUN: not tessera-opt --split-input-file %s 2>&1 | FileCheck %s
 
-func.func @f(%a: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">, %b: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="col", family="mma_sync">, %c: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">) {
+func.func @f(%a: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">, %b: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="row", family="mma_sync">, %c: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">) {
   // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_FRAGMENT_ROLE_MISMATCH: tile.fragment_mma: a (operand #0) has role "acc" where role "a" is required
-  %d = tile.fragment_mma %a, %b, %c : !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="col", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">  // expected-error {{TILE_FRAGMENT_ROLE_MISMATCH: tile.fragment_mma: a (operand #0) has role "acc" where role "a" is required}}
+  %d = tile.fragment_mma %a, %b, %c : !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">  // expected-error {{TILE_FRAGMENT_ROLE_MISMATCH: tile.fragment_mma: a (operand #0) has role "acc" where role "a" is required}}
   func.return
 }
 
 // -----
 
-func.func @f(%a: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">, %b: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="col", family="mma_sync">, %c: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="col", family="mma_sync">) {
+func.func @f(%a: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">, %b: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="row", family="mma_sync">, %c: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="row", family="mma_sync">) {
   // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_FRAGMENT_ROLE_MISMATCH: tile.fragment_mma: acc (operand #2) has role "b" where role "acc" is required
-  %d = tile.fragment_mma %a, %b, %c : !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="col", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="col", family="mma_sync">  // expected-error {{TILE_FRAGMENT_ROLE_MISMATCH: tile.fragment_mma: acc (operand #2) has role "b" where role "acc" is required}}
+  %d = tile.fragment_mma %a, %b, %c : !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="row", family="mma_sync">  // expected-error {{TILE_FRAGMENT_ROLE_MISMATCH: tile.fragment_mma: acc (operand #2) has role "b" where role "acc" is required}}
   func.return
 }
 

@@ -2,9 +2,9 @@
 // RUN: tessera-opt --split-input-file --verify-diagnostics %s
 // RUN: not tessera-opt --split-input-file %s 2>&1 | FileCheck %s
 
-func.func @f(%a: !tile.fragment<m=16, n=8, k=8, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">, %b: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="col", family="mma_sync">, %c: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">) {
+func.func @f(%a: !tile.fragment<m=16, n=8, k=8, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">, %b: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="row", family="mma_sync">, %c: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">) {
   // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_FRAGMENT_SHAPE_MISMATCH: tile.fragment_mma: a (operand #0) has (m, n, k) (16, 8, 8) where (16, 8, 16) is required
-  %d = tile.fragment_mma %a, %b, %c : !tile.fragment<m=16, n=8, k=8, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="col", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">  // expected-error {{TILE_FRAGMENT_SHAPE_MISMATCH: tile.fragment_mma: a (operand #0) has (m, n, k) (16, 8, 8) where (16, 8, 16) is required}}
+  %d = tile.fragment_mma %a, %b, %c : !tile.fragment<m=16, n=8, k=8, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">  // expected-error {{TILE_FRAGMENT_SHAPE_MISMATCH: tile.fragment_mma: a (operand #0) has (m, n, k) (16, 8, 8) where (16, 8, 16) is required}}
   func.return
 }
 

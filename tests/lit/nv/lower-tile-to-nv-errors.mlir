@@ -40,9 +40,9 @@ func.func @tile_mma(%a: !tile.tile<16x16xbf16>, %b: !tile.tile<16x8xbf16>, %c: !
 
 func.func @col_layout() {
   %c0 = arith.constant 0 : index
-  %s = tile.alloc : !tile.tile<32x128xbf16, smem>
+  %s = tile.alloc : !tile.tile<128x32xbf16, smem>
   // expected-error@+1 {{has layout "col"}}
-  %f = tile.fragment_pack %s[%c0, %c0] warps [2, 2] : !tile.tile<32x128xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="col", family="mma_sync">
+  %f = tile.fragment_pack %s[%c0, %c0] warps [2, 2] : !tile.tile<128x32xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="col", family="mma_sync">
   func.return
 }
 

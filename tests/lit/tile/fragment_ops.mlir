@@ -6,12 +6,12 @@
 // CHECK-LABEL: func.func @signature(
 // CHECK-SAME: %acc: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f16, role="acc", layout="row", family="mma_sync">
 // CHECK-SAME: %a: !tile.fragment<m=16, n=8, k=16, elem=bf16, acc=f32, role="a", layout="row", family="auto">
-// CHECK-SAME: %b: !tile.fragment<m=64, n=128, k=16, elem=f16, acc=f32, role="b", layout="col", family="wgmma">
+// CHECK-SAME: %b: !tile.fragment<m=64, n=128, k=16, elem=f16, acc=f32, role="b", layout="row", family="wgmma">
 // CHECK-SAME: %t: !tile.tile<16x16xf32>, %s: !tile.tile<16x16xbf16, smem>, %g: !tile.tile<16x16xf16, global>
 // CHECK-SAME: %r: !tile.tile<16x16xi1>)
 func.func @signature(%acc: !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f16, role="acc", layout="row", family="mma_sync">,
                      %a: !tile.fragment<m=16, n=8, k=16, elem=bf16, acc=f32, role="a", layout="row", family="auto">,
-                     %b: !tile.fragment<m=64, n=128, k=16, elem=f16, acc=f32, role="b", layout="col", family="wgmma">,
+                     %b: !tile.fragment<m=64, n=128, k=16, elem=f16, acc=f32, role="b", layout="row", family="wgmma">,
                      %t: !tile.tile<16x16xf32>, %s: !tile.tile<16x16xbf16, smem>, %g: !tile.tile<16x16xf16, global>,
                      %r: !tile.tile<16x16xi1, reg>) {
   func.return
@@ -31,12 +31,12 @@ func.func @fragments(%A: memref<?x?xf16>, %C: memref<128x128xf32>) {
   tile.wait %tok
   // CHECK: %fa = tile.fragment_pack %s[%c0, %c0] warps [4, 1] : !tile.tile<64x32xf16, smem> -> !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">
   %fa = tile.fragment_pack %s[%c0, %c0] warps [4, 1] : !tile.tile<64x32xf16, smem> -> !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">
-  // CHECK: %fb = tile.fragment_pack %s[%c0, %c16] warps [4, 2] : !tile.tile<64x32xf16, smem> -> !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="col", family="mma_sync">
-  %fb = tile.fragment_pack %s[%c0, %c16] warps [4, 2] : !tile.tile<64x32xf16, smem> -> !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="col", family="mma_sync">
+  // CHECK: %fb = tile.fragment_pack %s[%c0, %c16] warps [4, 2] : !tile.tile<64x32xf16, smem> -> !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="row", family="mma_sync">
+  %fb = tile.fragment_pack %s[%c0, %c16] warps [4, 2] : !tile.tile<64x32xf16, smem> -> !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="row", family="mma_sync">
   // CHECK: %z = tile.fragment_zero : !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">
   %z = tile.fragment_zero : !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">
   // CHECK: %d = tile.fragment_mma %fa, %fb, %z : !tile.fragment<{{.*}}role="a"{{.*}}>, !tile.fragment<{{.*}}role="b"{{.*}}>, !tile.fragment<{{.*}}role="acc"{{.*}}>
-  %d = tile.fragment_mma %fa, %fb, %z : !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="col", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">
+  %d = tile.fragment_mma %fa, %fb, %z : !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="b", layout="row", family="mma_sync">, !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync">
   // CHECK: %u = tile.fragment_unpack %d warps [4, 2] : !tile.fragment<{{.*}}role="acc"{{.*}}> -> !tile.tile<64x16xf32>
   %u = tile.fragment_unpack %d warps [4, 2] : !tile.fragment<m=16, n=8, k=16, elem=f16, acc=f32, role="acc", layout="row", family="mma_sync"> -> !tile.tile<64x16xf32>
   // A register tile can be packed too (e.g. an epilogue re-layout).

@@ -24,9 +24,9 @@ func.func @gemm(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>,
     // CHECK: tile.wait %ta, %tb
     tile.wait %ta, %tb
     %fa = tile.fragment_pack %sa[%c0, %c0] warps [2, 2] : !tile.tile<128x32xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">
-    %fb = tile.fragment_pack %sb[%c0, %c0] warps [2, 2] : !tile.tile<32x128xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="col", family="mma_sync">
+    %fb = tile.fragment_pack %sb[%c0, %c0] warps [2, 2] : !tile.tile<32x128xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="row", family="mma_sync">
     // CHECK: %d = tile.fragment_mma %fa, %fb, %c :
-    %d = tile.fragment_mma %fa, %fb, %c : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="col", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="acc", layout="row", family="mma_sync">
+    %d = tile.fragment_mma %fa, %fb, %c : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="acc", layout="row", family="mma_sync">
     // CHECK: scf.yield %d : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="acc", layout="row", family="mma_sync">
     scf.yield %d : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="acc", layout="row", family="mma_sync">
   }

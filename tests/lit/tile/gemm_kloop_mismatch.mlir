@@ -17,8 +17,8 @@ func.func @yield_role(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?
     %tb = tile.async_copy %vb, %sb pad 0.0 : !tile.tile<32x128xbf16, global>, !tile.tile<32x128xbf16, smem>
     tile.wait %ta, %tb
     %fa = tile.fragment_pack %sa[%c0, %c0] warps [2, 2] : !tile.tile<128x32xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">
-    %fb = tile.fragment_pack %sb[%c0, %c0] warps [2, 2] : !tile.tile<32x128xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="col", family="mma_sync">
-    %d = tile.fragment_mma %fa, %fb, %c : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="col", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="acc", layout="row", family="mma_sync">
+    %fb = tile.fragment_pack %sb[%c0, %c0] warps [2, 2] : !tile.tile<32x128xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="row", family="mma_sync">
+    %d = tile.fragment_mma %fa, %fb, %c : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="acc", layout="row", family="mma_sync">
     // CHECK: .mlir:[[# @LINE + 2]]:5: error: TILE_FRAGMENT_ROLE_MISMATCH: scf.for: yielded value #0 has role 'a' where 'acc' is required
     // expected-error@+1 {{TILE_FRAGMENT_ROLE_MISMATCH: scf.for: yielded value #0 has role 'a' where 'acc' is required}}
     scf.yield %fa : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">
@@ -43,8 +43,8 @@ func.func @yield_family(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?
     %tb = tile.async_copy %vb, %sb pad 0.0 : !tile.tile<32x128xbf16, global>, !tile.tile<32x128xbf16, smem>
     tile.wait %ta, %tb
     %fa = tile.fragment_pack %sa[%c0, %c0] warps [2, 2] : !tile.tile<128x32xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">
-    %fb = tile.fragment_pack %sb[%c0, %c0] warps [2, 2] : !tile.tile<32x128xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="col", family="mma_sync">
-    %d = tile.fragment_mma %fa, %fb, %c : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="col", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="acc", layout="row", family="mma_sync">
+    %fb = tile.fragment_pack %sb[%c0, %c0] warps [2, 2] : !tile.tile<32x128xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="row", family="mma_sync">
+    %d = tile.fragment_mma %fa, %fb, %c : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="acc", layout="row", family="mma_sync">
     %w = tile.fragment_zero : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="acc", layout="row", family="auto">
     // CHECK: .mlir:[[# @LINE + 2]]:5: error: TILE_FRAGMENT_FAMILY_MISMATCH: scf.for: yielded value #0 has family 'auto' where 'mma_sync' is required
     // expected-error@+1 {{TILE_FRAGMENT_FAMILY_MISMATCH: scf.for: yielded value #0 has family 'auto' where 'mma_sync' is required}}
@@ -70,8 +70,8 @@ func.func @yield_acc(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?x
     %tb = tile.async_copy %vb, %sb pad 0.0 : !tile.tile<32x128xbf16, global>, !tile.tile<32x128xbf16, smem>
     tile.wait %ta, %tb
     %fa = tile.fragment_pack %sa[%c0, %c0] warps [2, 2] : !tile.tile<128x32xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">
-    %fb = tile.fragment_pack %sb[%c0, %c0] warps [2, 2] : !tile.tile<32x128xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="col", family="mma_sync">
-    %d = tile.fragment_mma %fa, %fb, %c : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="col", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="acc", layout="row", family="mma_sync">
+    %fb = tile.fragment_pack %sb[%c0, %c0] warps [2, 2] : !tile.tile<32x128xbf16, smem> -> !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="row", family="mma_sync">
+    %d = tile.fragment_mma %fa, %fb, %c : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="a", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="b", layout="row", family="mma_sync">, !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f32, role="acc", layout="row", family="mma_sync">
     %h = tile.fragment_zero : !tile.fragment<m=64, n=64, k=32, elem=bf16, acc=f16, role="acc", layout="row", family="mma_sync">
     // CHECK: .mlir:[[# @LINE + 2]]:5: error: TILE_FRAGMENT_ACC_MISMATCH: scf.for: yielded value #0 has acc 'f16' where 'f32' is required
     // expected-error@+1 {{TILE_FRAGMENT_ACC_MISMATCH: scf.for: yielded value #0 has acc 'f16' where 'f32' is required}}

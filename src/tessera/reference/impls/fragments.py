@@ -84,6 +84,8 @@ class FragmentFunctions(InterpreterFunctions):
     @impl(FragmentPackOp)
     def run_pack(self, interpreter: Interpreter, op: FragmentPackOp, args: PythonValues) -> PythonValues:
         src, r0, c0 = args
+        if op.result.type.layout.data == "col":  # the source holds the operand's transpose (B as N x K)
+            src, r0, c0 = src.T, c0, r0
         plan, (height, width) = interpreter.cached(
             op, lambda: (_plan(op.result.type, op.warps), footprint(op.result.type, warp_grid(op.warps))))
         return (_pack(op, src, r0, c0, plan, height, width),)

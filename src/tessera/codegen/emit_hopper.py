@@ -1,0 +1,231 @@
+"""CUDA C++ for the Hopper nv ops: mbarriers, TMA, wgmma, setmaxnreg, persistent grids, accumulator epilogues.
+
+Shared addresses are 32-bit `shared::cta` addresses: `tsr_sbase` (the
+dynamic shared block's address, declared by emit_cuda when used) plus the
+op's byte offsets. The wgmma descriptors are built from
+`tessera.layouts.smem_swizzle` (the same data the CPU tests check against
+the PTX ISA): the fields that do not depend on the stage are folded into one
+64-bit constant per K step, the start address is added at run time.
+Each `nv.wgmma` is `wgmma.fence`, k/16 `wgmma.mma_async` and one
+`wgmma.commit_group`; `nv.wgmma_wait` names every accumulator register in
+its asm so that the compiler cannot move a read of them above the wait.
+"""
+
+from __future__ import annotations
+
+from tessera.codegen import emit_ctypes as C
+from tessera.ir import diagnostics as D
+from tessera.ir import nv_hopper_ops as H
+from tessera.ir.nv_types import ints
+from tessera.layouts.smem_swizzle import smem_layout
+
+SWIZZLE_MODE = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
+
+
+def emit_thread_id(e, op: H.ThreadIdOp) -> None:
+    e.line(f"const int {e.define(op.result)} = tid;  // nv.thread_id")
+
+
+def emit_logical_grid(e, op: H.LogicalGridOp) -> None:
+    e.line(f"const int {e.define(op.result)} = tsr_grid{op.axis.value.data};  // nv.logical_grid: the logical "
+           "grid (persistent kernel)")
+
+
+def emit_setmaxnreg(e, op: H.SetMaxNRegOp) -> None:
+    e.comment(op)
+    e.line(f'asm volatile("setmaxnreg.{op.action.data}.sync.aligned.u32 {op.regs.value.data};\\n" ::: "memory");')
+
+
+def _bar(e, op, base: int) -> str:
+    return f"tsr_sbase + {base}u + 8u * (unsigned){e[op.stage]}"
+
+
+def emit_mbarrier_init(e, op: H.MbarrierInitOp) -> None:
+    n, base, arrivals = op.count.value.data, op.base.value.data, op.arrivals.value.data
+    e.comment(op, f"{n} barriers of {arrivals} arrival(s)")
+    with e.block("if (tid == 0) "):
+        with e.unrolled("i_", n):
+            e.line(f"tsr_mbar_init(tsr_sbase + {base}u + 8u * i_, {arrivals}u);")
+        e.line('asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");')
+    e.line("__syncthreads();")
+
+
+def emit_mbarrier_wait(e, op: H.MbarrierWaitOp) -> None:
+    e.comment(op)
+    e.line(f"tsr_mbar_wait({_bar(e, op, op.base.value.data)}, (unsigned){e[op.phase]});")
+
+
+def emit_mbarrier_arrive(e, op: H.MbarrierArriveOp) -> None:
+    e.comment(op, f"once per {op.per.data}")
+    guard = "if ((tid & 127) == 0) " if op.per.data == "warpgroup" else ""
+    e.line(f"{guard}tsr_mbar_arrive({_bar(e, op, op.base.value.data)});")
+
+
+def emit_mbarrier_expect_tx(e, op: H.MbarrierExpectTxOp) -> None:
+    e.comment(op)
+    e.line(f"tsr_mbar_expect_tx({_bar(e, op, op.base.value.data)}, {op.bytes.value.data}u);")
+
+
+def emit_tma_load(e, op: H.TmaLoadOp) -> None:
+    tmap = e.tmaps.get(op.source)
+    if tmap is None:
+        raise D.TesseraError(D.EMIT_UNSUPPORTED, "nv.tma_load reads a memref that is not a kernel argument", op=op)
+    rows, cols = ints(op.box)
+    e.comment(op, f"{rows}x{cols} box, {op.swizzle.value.data}B swizzle")
+    dst = f"tsr_sbase + {op.dst.value.data}u + {op.stage_bytes.value.data}u * (unsigned){e[op.stage]}"
+    e.line(f"tsr_tma_load_2d({dst}, &{tmap}, {e[op.col]}, {e[op.row]}, {_bar(e, op, op.bar.value.data)});")
+
+
+def _descriptors(op: H.WgmmaOp) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Per k16 step: (byte offset inside the operand tile, constant descriptor bits) for A and for B."""
+    k, dt = op.k.value.data, C.name_of(op.dtype)
+    mode = SWIZZLE_MODE[op.swizzle.value.data]
+    out = []
+    for rows in (ints(op.a)[2], ints(op.b)[2]):
+        try:
+            lay = smem_layout(rows, k, dt, mode)
+        except ValueError as err:
+            raise D.TesseraError(D.EMIT_UNSUPPORTED, f"nv.wgmma operand tile {rows}x{k}: {err}", op=op) from None
+        steps = []
+        for j in range(k // 16):
+            d = lay.descriptor(k0=16 * j)
+            steps.append((d.start, d.encode() - (d.start >> 4)))
+        out.append(steps)
+    return out[0], out[1]
+
+
+def _acc_operands(n: int, first: int = 0) -> str:
+    return "{" + ", ".join(f"%{first + i}" for i in range(n)) + "}"
+
+
+def _acc_constraints(name: str, n: int) -> str:
+    return ", ".join(f'"+f"({name}[{i}])' for i in range(n))
+
+
+def emit_wgmma(e, op: H.WgmmaOp) -> None:
+    n, k, dt = op.n.value.data, op.k.value.data, C.name_of(op.dtype)
+    regs = n // 2
+    a_steps, b_steps = _descriptors(op)
+    a_base, a_stage, _, a_wg = ints(op.a)
+    b_base, b_stage, _ = ints(op.b)
+    d = e.define(op.result)
+    e.comment(op, f"m64n{n}k{k} = {k // 16} x wgmma m64n{n}k16, {dt} from shared memory, f32 accumulate")
+    e.line(f"float {d}[{regs}];")
+    from tessera.codegen.emit_scalar import copy
+
+    copy(e, op.acc.type, d, e[op.acc])
+    with e.block():
+        s, wg = e[op.stage], e[op.wg]
+        e.line(f"const unsigned a_ = tsr_sbase + {a_base}u + {a_stage}u * (unsigned){s} + {a_wg}u * (unsigned){wg};")
+        e.line(f"const unsigned b_ = tsr_sbase + {b_base}u + {b_stage}u * (unsigned){s};")
+        e.line('asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");')
+        instr = f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dt}.{dt}"
+        for j, ((ao, ac), (bo, bc)) in enumerate(zip(a_steps, b_steps)):
+            e.line(f"asm volatile(\"{instr} {_acc_operands(regs)}, %{regs}, %{regs + 1}, 1, 1, 1, 0, 0;\\n\"")
+            e.line(f"    : {_acc_constraints(d, regs)}")
+            e.line(f"    : \"l\"(tsr_wgmma_desc(a_ + {ao}u, 0x{ac:x}ull)), \"l\"(tsr_wgmma_desc(b_ + {bo}u, 0x{bc:x}ull)));"
+                   f"  // k16 step {j}")
+        e.line('asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");')
+
+
+def emit_wgmma_wait(e, op: H.WgmmaWaitOp) -> None:
+    regs = op.acc.type.get_shape()[0]
+    d = e.define(op.result)
+    e.comment(op, f"at most {op.pending.value.data} wgmma group(s) still in flight")
+    e.line(f"float {d}[{regs}];")
+    from tessera.codegen.emit_scalar import copy
+
+    copy(e, op.acc.type, d, e[op.acc])
+    e.line(f'asm volatile("wgmma.wait_group.sync.aligned {op.pending.value.data};\\n" : {_acc_constraints(d, regs)} '
+           ':: "memory");')
+
+
+def _acc_coords(e, op, i: str, broadcast: bool = False) -> tuple[str, str]:
+    """(row, col) of slot `i` of this thread in the 64 x n accumulator tile at (row, col): wgmma's D layout."""
+    row = e[op.row] if broadcast else f"{e[op.row]} + 16 * ((tid & 127) >> 5) + ((tid & 31) >> 2) + 8 * (({i}) >> 1 & 1)"
+    return row, f"{e[op.col]} + 2 * (tid & 3) + 8 * (({i}) >> 2) + (({i}) & 1)"
+
+
+def slot_wgacc_load(e, op: H.WgaccLoadOp) -> None:
+    """Slot i_ of a 64 x n window (fused with the epilogue's other slot-wise ops: one slot live at a time)."""
+    mr = e.memref(op.source, op)
+    elem = op.result.type.element_type
+    row, col = _acc_coords(e, op, "i_", bool(op.broadcast_rows.value.data))  # noqa: F841 - bcast below
+    pad = f"({C.mem_type(elem)}){C.bits_literal(elem, op.pad.value.data)}"
+    bcast = bool(op.broadcast_rows.value.data)
+    with e.block("if (((i_ >> 1) & 1) == 0) " if bcast else ""):
+        e.line(f"const int gr_ = {row}, gc_ = {col};")
+        ok = f"gr_ >= 0 && gr_ < {mr.sizes[0]} && gc_ < {mr.sizes[1]}"
+        e.line(C.write_bits(elem, e[op.result], "i_",
+                            f"({ok}) ? {mr.ptr}[gr_ * {mr.strides[0]} + gc_ * {mr.strides[1]}] : {pad}"))
+    if bcast:  # slots i and i - 2 are rows r and r + 8 of one column: a broadcast row reads it once
+        e.line("else " + C.write_bits(elem, e[op.result], "i_", C.read_bits(elem, e[op.result], "i_ - 2")))
+
+
+def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
+    """At odd slots, slots (i_-1, i_): columns c, c+1 of one row, one 4- or 8-byte store when aligned."""
+    mr = e.memref(op.dest, op)
+    elem = op.value.type.element_type
+    v, mem = e[op.value], C.mem_type(elem)
+    row, col = _acc_coords(e, op, "i_ - 1")
+    with e.block("if (i_ & 1) "):
+        e.line(f"const int gr_ = {row}, gc_ = {col};")
+        at = f"{mr.ptr}[gr_ * {mr.strides[0]} + gc_ * {mr.strides[1]}]"
+        at1 = f"{mr.ptr}[gr_ * {mr.strides[0]} + (gc_ + 1) * {mr.strides[1]}]"
+        lo, hi = C.read_bits(elem, v, "i_ - 1"), C.read_bits(elem, v, "i_")
+        pair = (f"{mr.strides[1]} == 1 && ({mr.strides[0]} & 1) == 0 && gc_ + 1 < {mr.sizes[1]} && "
+                f"(reinterpret_cast<unsigned long long>({mr.ptr}) & {2 * _bytes(elem) - 1}) == 0")
+        e.line(f"if (gr_ < {mr.sizes[0]}) {{")
+        if C.is_half(elem):
+            e.line(f"  if ({pair}) *reinterpret_cast<tsr_u32*>(&{at}) = {v}[i_ >> 1];")
+        elif _bytes(elem) == 4:
+            e.line(f"  if ({pair}) *reinterpret_cast<float2*>(&{at}) = make_float2({lo}, {hi});")
+        else:
+            e.line("  if (false) {}")
+        e.line(f"  else {{ if (gc_ < {mr.sizes[1]}) {at} = ({mem}){lo}; if (gc_ + 1 < {mr.sizes[1]}) {at1} = ({mem}){hi}; }}")
+        e.line("}")
+
+
+def _bytes(elem) -> int:
+    return {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "i32": 4}.get(C.name_of(elem), 4)
+
+
+HOPPER_EMITTERS = {
+    "nv.thread_id": emit_thread_id, "nv.logical_grid": emit_logical_grid, "nv.setmaxnreg": emit_setmaxnreg,
+    "nv.mbarrier_init": emit_mbarrier_init, "nv.mbarrier_wait": emit_mbarrier_wait,
+    "nv.mbarrier_arrive": emit_mbarrier_arrive, "nv.mbarrier_expect_tx": emit_mbarrier_expect_tx,
+    "nv.tma_load": emit_tma_load, "nv.wgmma": emit_wgmma, "nv.wgmma_wait": emit_wgmma_wait,
+}
+SLOTWISE = {"nv.wgacc_load": slot_wgacc_load, "nv.wgacc_store": slot_wgacc_store}
+
+PRELUDE = {
+    "hopper": """// sm_90: mbarriers and TMA (shared::cta addresses), the wgmma descriptor's start field.
+struct alignas(64) tsr_tensormap { unsigned long long opaque[16]; };
+static __device__ __forceinline__ void tsr_mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\\n" :: "r"(bar), "r"(count) : "memory");
+}
+static __device__ __forceinline__ void tsr_mbar_wait(unsigned bar, unsigned parity) {
+  unsigned done;
+  do {
+    asm volatile("{\\n .reg .pred p;\\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n"
+                 " selp.u32 %0, 1, 0, p;\\n}\\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  } while (!done);
+}
+static __device__ __forceinline__ void tsr_mbar_arrive(unsigned bar) {
+  asm volatile("{\\n .reg .b64 st;\\n mbarrier.arrive.shared::cta.b64 st, [%0];\\n}\\n" :: "r"(bar) : "memory");
+}
+static __device__ __forceinline__ void tsr_mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("{\\n .reg .b64 st;\\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\\n}\\n"
+               :: "r"(bar), "r"(bytes) : "memory");
+}
+static __device__ __forceinline__ void tsr_tma_load_2d(unsigned dst, const tsr_tensormap* map, int c0, int c1,
+                                                       unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\\n"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+static __device__ __forceinline__ unsigned long long tsr_wgmma_desc(unsigned addr, unsigned long long fields) {
+  return fields | (unsigned long long)((addr & 0x3FFFFu) >> 4);
+}""",
+}
+PROVIDES = {"hopper": ("tsr_mbar_init", "tsr_mbar_wait", "tsr_mbar_arrive", "tsr_mbar_expect_tx", "tsr_tma_load_2d",
+                       "tsr_wgmma_desc", "tsr_tensormap")}

@@ -1,0 +1,41 @@
+"""Launch geometry of persistent kernels: the caller's logical grid onto one wave of CTAs.
+
+A persistent kernel (`EmittedKernel.persistent`) is written for a logical grid
+(g0, g1, g2) but launched with only as many CTAs as the device has SMs, each
+looping over logical CTAs; the kernel learns the logical grid from its `grid`
+parameters. Launching fewer CTAs than SMs when the work is small keeps every
+CTA busy, and launching no more than one per SM keeps the loop's order (the
+L2 reuse the kernel was scheduled for) instead of the hardware's.
+"""
+
+from __future__ import annotations
+
+from tessera.ir.diagnostics import RUNTIME_LAUNCH_FAILED
+from tessera.runtime.errors import RuntimeLaunchError
+
+INT_LIMIT = 2**31 - 1  # the kernel numbers logical CTAs with 32-bit ints
+
+
+def logical_grid(grid, kernel: str | None = None) -> tuple[int, int, int]:
+    """`grid` (an int or 1 to 3 positive ints) as (g0, g1, g2); RUNTIME_LAUNCH_FAILED when it is not one."""
+    dims = (grid,) if isinstance(grid, int) else tuple(grid) if isinstance(grid, (tuple, list)) else None
+    if dims is None or not 1 <= len(dims) <= 3 or not all(type(d) is int and d >= 1 for d in dims):
+        raise RuntimeLaunchError(RUNTIME_LAUNCH_FAILED, f"grid must be a positive int or 1 to 3 positive ints, "
+                                 f"got {grid!r}", kernel=kernel)
+    dims = dims + (1,) * (3 - len(dims))
+    total = dims[0] * dims[1] * dims[2]
+    if total > INT_LIMIT:
+        raise RuntimeLaunchError(RUNTIME_LAUNCH_FAILED, f"the logical grid {dims} has {total} CTAs; a persistent "
+                                 f"kernel numbers them with 32-bit ints (at most {INT_LIMIT})", kernel=kernel,
+                                 hint="use larger tiles, or split the launch")
+    return dims
+
+
+def physical_grid(grid, sm_count: int, kernel: str | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(physical grid, logical grid) of a persistent launch over `grid` on a device of `sm_count` SMs:
+    (min(g0*g1*g2, sm_count), 1, 1) CTAs, and (g0, g1, g2) for the kernel's grid parameters."""
+    dims = logical_grid(grid, kernel)
+    if type(sm_count) is not int or sm_count < 1:
+        raise RuntimeLaunchError(RUNTIME_LAUNCH_FAILED, f"the device reported {sm_count!r} SMs; a persistent launch "
+                                 "needs the count", kernel=kernel)
+    return (min(dims[0] * dims[1] * dims[2], sm_count), 1, 1), dims

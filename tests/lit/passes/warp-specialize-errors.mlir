@@ -1,0 +1,214 @@
+// warp-specialize refuses, naming what it cannot take and what would work, every wgmma kernel it cannot lower,
+// and lowers nothing partially. Ops that tile-to-fragments creates (packs, copies, the fragment mma) carry no
+// location of their own, so refusals about them point at the enclosing K-loop.
+// (lit reads "UNSUPPORTED" and a colon as its own directive, hence NV_WGMMA_UNSUPPORTED{{:}} in CHECK lines.)
+// RUN: tessera-opt %s --split-input-file --verify-diagnostics -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4}'
+// RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4}' 2>&1 | FileCheck %s
+// CHECK: warp-specialize-errors.mlir:[[# @LINE + 51]]:3: error: NV_WGMMA_UNSUPPORTED{{:}} the wgmma b operand has layout "row"; this lowering reads b K-major (layout "col")
+// CHECK-NEXT: hint: load B as [N, K] and transpose it in the tile program (TRANS_B=True): MN-major B descriptors are not implemented
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} the accumulator must start at zero (tl.zeros); an incoming accumulator is not supported by this lowering
+// CHECK-NEXT: hint: write the kernel as one K-loop of tile.load + tile.dot (B loaded as [N, K] and transposed) followed by an elementwise epilogue, or target sm_90
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.reduce on a 128x1 tile: the wgmma epilogue holds 128x256 tiles and 1x256 rows
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.transpose in the epilogue of a wgmma kernel: the register epilogue takes elementwise ops, converts, splats, constants, [1, N] broadcasts, loads and stores
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tiles A 192x64, B 128x64 on warpgroups [1, 2]: this lowering needs one warpgroup per 64 rows of A and the whole N (<= 256) in each
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} the a load pads with 1.0; TMA fills out-of-bounds with 0
+// CHECK-NOT: error:
+//
+// BM=192 on three warpgroups of 64 rows (warps=3,1): the consumer count is refused (the other kernels do not split
+// over three warpgroups and fail in tile-to-fragments).
+// RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a warps=3,1},warp-specialize{arch=sm_90a}' 2>&1 | FileCheck %s --check-prefix=BM192
+// BM192: warp-specialize-errors.mlir:[[# @LINE + 137]]:3: error: NV_WGMMA_UNSUPPORTED{{:}} BM=192: this lowering runs one or two consumer warpgroups (BM = 64 or 128)
+//
+// Shared memory: the last kernel (BM=128 BN=256 BK=64: 48 KiB a stage) lowers with 4 stages (the first RUN) but 8
+// need 384 KiB, and an sm_90a CTA has 227 KiB.
+// RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=8}' 2>&1 | FileCheck %s --check-prefix=SMEM
+// SMEM: warp-specialize-errors.mlir:[[# @LINE + 180]]:3: error: NV_SMEM_OVERFLOW: 8 stages of A 128x64 and B 256x64 need 393344 bytes of shared memory; sm_90a has 232448
+// SMEM-NEXT: hint: use fewer stages or a smaller BK
+//
+// wgmma fragments (made for sm_90a) and warp-specialize for sm_90: the arch is checked before anything else.
+// RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90}' 2>&1 | FileCheck %s --check-prefix=ARCH
+// ARCH: warp-specialize-errors.mlir:[[# @LINE + 175]]:3: error: NV_ARCH_UNSUPPORTED{{:}} tile.fragment_mma on wgmma fragments needs sm_90a exactly; the target is sm_90
+// ARCH-NEXT: hint: run tile-to-fragments with the same arch (mma_sync on sm_80..sm_90)
+//
+// Options: arch is required, stages is 1..8, group_m 1..64, unknown options are errors.
+// RUN: not tessera-opt %s --split-input-file -p 'warp-specialize{arch=sm_90a stages=0}' 2>&1 | FileCheck %s --check-prefix=STAGES
+// STAGES: error: OPT_OPTION_INVALID: {{.*}}warp-specialize: stages=0 must be an integer from 1 to 8
+// RUN: not tessera-opt %s --split-input-file -p 'warp-specialize{arch=sm_90a stages=9}' 2>&1 | FileCheck %s --check-prefix=STAGES9
+// STAGES9: error: OPT_OPTION_INVALID: {{.*}}warp-specialize: stages=9 must be an integer from 1 to 8
+// RUN: not tessera-opt %s --split-input-file -p 'warp-specialize{arch=sm_90a group_m=100}' 2>&1 | FileCheck %s --check-prefix=GROUP
+// GROUP: error: OPT_OPTION_INVALID: {{.*}}warp-specialize: group_m=100 must be an integer from 1 to 64
+// RUN: not tessera-opt %s --split-input-file -p 'warp-specialize{arch=sm_91a}' 2>&1 | FileCheck %s --check-prefix=BADARCH
+// BADARCH: error: OPT_OPTION_INVALID: {{.*}}sm_91a
+// RUN: not tessera-opt %s --split-input-file -p 'warp-specialize{stages=2}' 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: error: OPT_OPTION_MISSING: pass 'warp-specialize' requires option 'arch'
+// RUN: not tessera-opt %s --split-input-file -p 'warp-specialize{arch=sm_90a bogus=1}' 2>&1 | FileCheck %s --check-prefix=BOGUS
+// BOGUS: error: OPT_OPTION_UNKNOWN: pass 'warp-specialize' has no option 'bogus'
+
+// B loaded as [K, N] (no transpose): wgmma would need MN-major B descriptors.
+func.func @b_not_transposed(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>, %K: index) {
+  %pm = tile.program_id 0
+  %pn = tile.program_id 1
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %m0 = arith.muli %pm, %c128 : index
+  %n0 = arith.muli %pn, %c128 : index
+  %init = tile.constant 0.0 : !tile.tile<128x128xf32>
+  // expected-error@+1 {{the wgmma b operand has layout "row"; this lowering reads b K-major (layout "col")}}
+  %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<128x128xf32>) {
+    %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
+    %b = tile.load %B[%k, %n0] pad 0.0 : memref<?x?xbf16> -> !tile.tile<64x128xbf16>
+    %d = tile.mma %a, %b, %c : !tile.tile<128x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<128x128xf32>
+    scf.yield %d : !tile.tile<128x128xf32>
+  }
+  tile.store %acc, %C[%m0, %n0] : !tile.tile<128x128xf32> -> memref<?x?xf32>
+  func.return
+}
+
+// -----
+
+// C += A @ B: the accumulator starts from C, not from zero.
+func.func @acc_from_c(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>, %K: index) {
+  %pm = tile.program_id 0
+  %pn = tile.program_id 1
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %m0 = arith.muli %pm, %c128 : index
+  %n0 = arith.muli %pn, %c128 : index
+  %init = tile.load %C[%m0, %n0] pad 0.0 : memref<?x?xf32> -> !tile.tile<128x128xf32>
+  // expected-error@+1 {{the accumulator must start at zero}}
+  %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<128x128xf32>) {
+    %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
+    %bt = tile.load %B[%n0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
+    %b = tile.transpose %bt : !tile.tile<128x64xbf16> -> !tile.tile<64x128xbf16>
+    %d = tile.mma %a, %b, %c : !tile.tile<128x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<128x128xf32>
+    scf.yield %d : !tile.tile<128x128xf32>
+  }
+  tile.store %acc, %C[%m0, %n0] : !tile.tile<128x128xf32> -> memref<?x?xf32>
+  func.return
+}
+
+// -----
+
+// A row reduction of the result leaves the accumulator's register layout.
+func.func @reduce_epilogue(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %R: memref<?x?xf32>, %K: index) {
+  %pm = tile.program_id 0
+  %pn = tile.program_id 1
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %m0 = arith.muli %pm, %c128 : index
+  %n0 = arith.muli %pn, %c256 : index
+  %init = tile.constant 0.0 : !tile.tile<128x256xf32>
+  %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<128x256xf32>) {
+    %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
+    %bt = tile.load %B[%n0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<256x64xbf16>
+    %b = tile.transpose %bt : !tile.tile<256x64xbf16> -> !tile.tile<64x256xbf16>
+    %d = tile.mma %a, %b, %c : !tile.tile<128x64xbf16>, !tile.tile<64x256xbf16>, !tile.tile<128x256xf32>
+    scf.yield %d : !tile.tile<128x256xf32>
+  }
+  // expected-error@+1 {{tile.reduce on a 128x1 tile}}
+  %r = tile.reduce sum 1 %acc : !tile.tile<128x256xf32> -> !tile.tile<128x1xf32>
+  tile.store %r, %R[%m0, %pn] : !tile.tile<128x1xf32> -> memref<?x?xf32>
+  func.return
+}
+
+// -----
+
+// A transpose of the (square) result tile: same shape, but not an elementwise op.
+func.func @transpose_epilogue(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>, %K: index) {
+  %pm = tile.program_id 0
+  %pn = tile.program_id 1
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %m0 = arith.muli %pm, %c128 : index
+  %n0 = arith.muli %pn, %c128 : index
+  %init = tile.constant 0.0 : !tile.tile<128x128xf32>
+  %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<128x128xf32>) {
+    %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
+    %bt = tile.load %B[%n0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
+    %b = tile.transpose %bt : !tile.tile<128x64xbf16> -> !tile.tile<64x128xbf16>
+    %d = tile.mma %a, %b, %c : !tile.tile<128x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<128x128xf32>
+    scf.yield %d : !tile.tile<128x128xf32>
+  }
+  // expected-error@+1 {{tile.transpose in the epilogue of a wgmma kernel}}
+  %t = tile.transpose %acc : !tile.tile<128x128xf32> -> !tile.tile<128x128xf32>
+  tile.store %t, %C[%n0, %m0] : !tile.tile<128x128xf32> -> memref<?x?xf32>
+  func.return
+}
+
+// -----
+
+// BM=192 is three consumer warpgroups; the register budget (setmaxnreg) is laid out for one or two.
+func.func @bm_192(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>, %K: index) {
+  %pm = tile.program_id 0
+  %pn = tile.program_id 1
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c192 = arith.constant 192 : index
+  %m0 = arith.muli %pm, %c192 : index
+  %n0 = arith.muli %pn, %c128 : index
+  %init = tile.constant 0.0 : !tile.tile<192x128xf32>
+  // expected-error@+1 {{tiles A 192x64, B 128x64 on warpgroups [1, 2]: this lowering needs one warpgroup per 64 rows of A}}
+  %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<192x128xf32>) {
+    %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<192x64xbf16>
+    %bt = tile.load %B[%n0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
+    %b = tile.transpose %bt : !tile.tile<128x64xbf16> -> !tile.tile<64x128xbf16>
+    %d = tile.mma %a, %b, %c : !tile.tile<192x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<192x128xf32>
+    scf.yield %d : !tile.tile<192x128xf32>
+  }
+  tile.store %acc, %C[%m0, %n0] : !tile.tile<192x128xf32> -> memref<?x?xf32>
+  func.return
+}
+
+// -----
+
+// Out-of-bounds A reads padded with 1.0: TMA can only fill with zeros.
+func.func @nonzero_pad(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>, %K: index) {
+  %pm = tile.program_id 0
+  %pn = tile.program_id 1
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %m0 = arith.muli %pm, %c128 : index
+  %n0 = arith.muli %pn, %c128 : index
+  %init = tile.constant 0.0 : !tile.tile<128x128xf32>
+  // expected-error@+1 {{the a load pads with 1.0; TMA fills out-of-bounds with 0}}
+  %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<128x128xf32>) {
+    %a = tile.load %A[%m0, %k] pad 1.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
+    %bt = tile.load %B[%n0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
+    %b = tile.transpose %bt : !tile.tile<128x64xbf16> -> !tile.tile<64x128xbf16>
+    %d = tile.mma %a, %b, %c : !tile.tile<128x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<128x128xf32>
+    scf.yield %d : !tile.tile<128x128xf32>
+  }
+  tile.store %acc, %C[%m0, %n0] : !tile.tile<128x128xf32> -> memref<?x?xf32>
+  func.return
+}
+
+// -----
+
+// A kernel warp-specialize takes (BM=128 BN=256 BK=64): fine with 4 stages, too big with 8, wrong for sm_90.
+func.func @gemm_128x256x64(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>, %K: index) {
+  %pm = tile.program_id 0
+  %pn = tile.program_id 1
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %m0 = arith.muli %pm, %c128 : index
+  %n0 = arith.muli %pn, %c256 : index
+  %init = tile.constant 0.0 : !tile.tile<128x256xf32>
+  %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<128x256xf32>) {
+    %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
+    %bt = tile.load %B[%n0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<256x64xbf16>
+    %b = tile.transpose %bt : !tile.tile<256x64xbf16> -> !tile.tile<64x256xbf16>
+    %d = tile.mma %a, %b, %c : !tile.tile<128x64xbf16>, !tile.tile<64x256xbf16>, !tile.tile<128x256xf32>
+    scf.yield %d : !tile.tile<128x256xf32>
+  }
+  tile.store %acc, %C[%m0, %n0] : !tile.tile<128x256xf32> -> memref<?x?xf32>
+  func.return
+}
