@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Issue 5 on the H200: the sm_90a GEMM GPU tests, then the side-by-side Hopper GEMM benchmark.
+#
+#   run(command="bash benchmarks/hopper_run.sh", carry=[".whl"], timeout_s=600)
+#
+# Output in $OUT: hopper_tests.txt, hopper_gemm.json (+ stdout/stderr), env.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/tessera-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 OPENBLAS_NUM_THREADS=1 TESSERA_CACHE_DIR=${TESSERA_CACHE_DIR:-/tmp/tessera-cache}
+mapfile -t wheels < <(find .whl -type f -name '*.whl' 2>/dev/null | sort)
+if [ "${#wheels[@]}" -gt 0 ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+    "${wheels[@]}" || { echo "hopper_run: installing the carried wheels failed" >&2; exit 1; }
+fi
+export PYTHONPATH="$PWD/src:/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/env.txt" 2>&1
+timeout "${TEST_TIMEOUT_S:-200}" python3 -m pytest -q -p no:cacheprovider -x tests/gpu/test_hopper_gemm_gpu.py \
+  tests/gpu/test_tma_gpu.py > "$OUT/hopper_tests.txt" 2>&1
+echo "tests rc=$?" >> "$OUT/hopper_tests.txt"
+tail -3 "$OUT/hopper_tests.txt"
+timeout "${BENCH_TIMEOUT_S:-330}" python3 benchmarks/bench_hopper_gemm.py --budget-s "${BENCH_BUDGET_S:-300}" \
+  --out "$OUT/hopper_gemm.json" > "$OUT/hopper_gemm_stdout.txt" 2> "$OUT/hopper_gemm_stderr.txt"
+echo "bench rc=$?"
+tail -60 "$OUT/hopper_gemm_stdout.txt"
