@@ -23,7 +23,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (BoolAttr, DenseArrayBase, FloatAttr, IndexType, IntegerAttr, MemRefType,
                                    StringAttr, VectorType, f32, f64, i64)
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def, var_operand_def
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 
 from tessera.ir.nv_types import NvOp, expect_vec, fail, i64s, ints
