@@ -14,7 +14,7 @@ Tessera/Triton ratios are against Triton on the nn.Linear layout, not against DE
 
 Tessera: `tessera_gemm` compiles kernels/gemm.py (TRANS_B) for --arch through `tessera.compile` and
 launches it; its config comes from TESSERA_CONFIGS through `tessera.ops.autotune` (disk cache in
-$TESSERA_CACHE_DIR, pin one with TESSERA_PIN_GEMM=BM=128,BN=256,BK=64,stages=4,SPLIT_K=1). Each candidate is
+$TESSERA_CACHE_DIR, pin one with TESSERA_PIN_GEMM=BM=128,BN=256,BK=64,stages=4,SPLIT_K=1,schedule=cooperative). Each candidate is
 checked against the reference before it is timed, so a wrong kernel is never chosen. A compile error is
 recorded once per (dtype, config, epilogue) and the peers carry on: nothing falls back silently.
 
@@ -71,15 +71,18 @@ EPILOGUE_SHAPES = ((8192, 8192, 8192), (4096, 4096, 4096))
 QUICK = {"dtypes": ("bf16",), "shapes": ((2048, 2048, 2048), (4000, 4000, 4000)),
          "epilogue": ((2048, 2048, 2048),)}
 TESSERA_CONFIGS = [  # tried in this order; the autotuner keeps the fastest correct one per shape bucket
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1},   # 196 KiB smem: 4 x (128 + 256) x 64 x 2 B
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1},
-    {"BM": 64, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1},
-    {"BM": 64, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1},    # small M (128 x 8192 x 8192): more CTAs
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 2},  # few tiles, long K: split K (two launches)
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 4},
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 2},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative"},   # 196 KiB smem: 4 x (128 + 256) x 64 x 2 B
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "schedule": "cooperative"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "cooperative"},
+    {"BM": 64, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative"},
+    {"BM": 64, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative"},    # small M (128 x 8192 x 8192): more CTAs
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 2, "schedule": "cooperative"},  # few tiles, long K: split K (two launches)
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 4, "schedule": "cooperative"},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 2, "schedule": "cooperative"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "pingpong"},  # epilogue overlaps
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "schedule": "pingpong"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 2, "schedule": "pingpong"},
 ]
 BOUNDS = {"bf16": 2e-2, "f16": 5e-3}
 IMPLS = ("cublas", "triton", "tessera")
@@ -329,7 +332,7 @@ def tessera_gemm(A, W, out, config: dict, *, bias=None, activation: str = "none"
     if config.get("SPLIT_K", 1) > 1:
         return _tessera_splitk(A, W, out, config, bias=bias, activation=activation, arch=arch, dt=dt)
     BM, BN, BK, stages = config["BM"], config["BN"], config["BK"], config["stages"]
-    key = (dt, BM, BN, BK, stages, bias is not None, activation, arch)
+    key = (dt, BM, BN, BK, stages, config.get("schedule"), bias is not None, activation, arch)
     ck = _compiled.get(key)
     if ck is None:
         from tessera import tl
@@ -342,7 +345,7 @@ def tessera_gemm(A, W, out, config: dict, *, bias=None, activation: str = "none"
             specs = (tensor(("M", "K"), dt), tensor(("N", "K"), dt), tensor(("M", "N"), dt),
                      tensor((1, "N"), dt) if bias is not None else None, None, ScalarSpec(tl.f32), None)
             ck = tessera_compile(gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True, ACTIVATION=activation),
-                                 arch=arch, stages=stages)
+                                 arch=arch, pipeline=_pipeline(arch, config))
         except Exception as err:  # noqa: BLE001 - kept, so the next shape does not recompile to fail again
             ck = err
         _compiled[key] = ck
@@ -362,6 +365,12 @@ def tessera_gemm(A, W, out, config: dict, *, bias=None, activation: str = "none"
 
 COMPILES: list = []
 _workspaces: dict = {}
+
+
+def _pipeline(arch: str, config: dict) -> str:
+    """The named pipeline with the config's stages and warp-specialize schedule (ignored off sm_90a)."""
+    return (f"tessera-lower-to-nv{{arch={arch} stages={config['stages']} "
+            f"schedule={config.get('schedule', 'cooperative')}}}")
 
 
 def _compile_once(key, build, config, dt, bias, activation, arch):
@@ -391,9 +400,11 @@ def _tessera_splitk(A, W, out, config: dict, *, bias, activation: str, arch: str
 
     BM, BN, BK, stages, S = config["BM"], config["BN"], config["BK"], config["stages"], config["SPLIT_K"]
     M, N = A.shape[0], W.shape[0]
-    part = _compile_once(("gemm_splitk", dt, BM, BN, BK, stages, S, arch), lambda: tessera_compile(
+    part = _compile_once(("gemm_splitk", dt, BM, BN, BK, stages, S, config.get("schedule"), arch),
+                         lambda: tessera_compile(
         SK.gemm_splitk.trace(tensor(("M", "K"), dt), tensor(("N", "K"), dt), tensor(("R", "N"), "f32"),
-                             BM=BM, BN=BN, BK=BK, SPLIT_K=S, TRANS_B=True), arch=arch, stages=stages),
+                             BM=BM, BN=BN, BK=BK, SPLIT_K=S, TRANS_B=True), arch=arch,
+        pipeline=_pipeline(arch, config)),
         config, dt, bias, activation, arch)
     red = _compile_once(("splitk_reduce", dt, S, bias is not None, activation, arch), lambda: tessera_compile(
         SK.splitk_reduce.trace(tensor(("R", "N"), "f32"), tensor(("M", "N"), dt),

@@ -22,7 +22,9 @@ torch = pytest.importorskip("torch")
 
 TORCH = {"bf16": torch.bfloat16, "f16": torch.float16}
 CONFIGS = [dict(BM=128, BN=256, BK=64, stages=4), dict(BM=128, BN=128, BK=64, stages=5),
-           dict(BM=64, BN=256, BK=64, stages=4), dict(BM=128, BN=256, BK=32, stages=6)]
+           dict(BM=64, BN=256, BK=64, stages=4), dict(BM=128, BN=256, BK=32, stages=6),
+           dict(BM=128, BN=128, BK=64, stages=5, schedule="pingpong"),
+           dict(BM=128, BN=64, BK=64, stages=3, schedule="pingpong")]
 SHAPES = [(256, 512, 128), (300, 200, 136), (1000, 1000, 1000), (64, 8, 8192), (4000, 264, 72)]
 
 
@@ -47,7 +49,9 @@ def _run(M, N, K, dtype, cfg, epilogue, seed):
              tensor((1, "N"), dtype) if epilogue else None, tensor(("M", "N"), dtype) if epilogue else None,
              ScalarSpec(tl.f32), None)
     meta = dict(BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], TRANS_B=True, ACTIVATION="gelu" if epilogue else "none")
-    ck = tessera.compile(G.gemm.trace(*specs, **meta), arch="sm_90a", stages=cfg["stages"])
+    pipeline = (f"tessera-lower-to-nv{{arch=sm_90a stages={cfg['stages']} "
+                f"schedule={cfg.get('schedule', 'cooperative')}}}")
+    ck = tessera.compile(G.gemm.trace(*specs, **meta), arch="sm_90a", pipeline=pipeline)
     args = [A, W, out] + ([Bias, Res] if epilogue else []) + [alpha]
     rec = ck.launch(G.grid(M, N, **meta), args, sync=True)
     assert rec.lane == "cuda" and rec.artifact_hash == ck.artifact_hash and rec.arch == "sm_90a"
@@ -60,7 +64,7 @@ def _run(M, N, K, dtype, cfg, epilogue, seed):
     assert err <= error_bound(dtype), (M, N, K, cfg, err)
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: "{BM}x{BN}x{BK}s{stages}".format(**c))
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: "{BM}x{BN}x{BK}s{stages}".format(**c) + c.get("schedule", ""))
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_plain_product_bf16(shape, cfg):
     _run(*shape, "bf16", cfg, epilogue=False, seed=hash((shape, cfg["BN"])) % 2**32)
@@ -68,8 +72,9 @@ def test_plain_product_bf16(shape, cfg):
 
 @pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])
-def test_fused_epilogue(shape, dtype):
-    _run(*shape, dtype, CONFIGS[0], epilogue=True, seed=7)
+@pytest.mark.parametrize("cfg", [CONFIGS[0], CONFIGS[4]], ids=["cooperative", "pingpong"])
+def test_fused_epilogue(shape, dtype, cfg):
+    _run(*shape, dtype, cfg, epilogue=True, seed=7)
 
 
 @pytest.mark.parametrize("split", [2, 3, 4])

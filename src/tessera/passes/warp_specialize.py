@@ -56,6 +56,7 @@ from tessera.passes.wgmma_epilogue import Epilogue
 from tessera.passes.wgmma_kloop import WG_ROWS, KLoop, binop, index_const, is_scalar, match, refuse
 
 MAX_STAGES = 8
+SCHEDULES = ("cooperative", "pingpong")
 SMEM_LIMIT = 227 * 1024
 PRODUCER_REGS, CONSUMER_REGS = 40, 232  # 128*40 + 256*232 <= 64K registers (two consumer warpgroups)
 
@@ -76,6 +77,7 @@ class Layout:
     b_stage: int
     swizzle: int
     box_cols: int
+    turns: int = 0  # 2 with schedule=pingpong
 
     @property
     def a_base(self) -> int:
@@ -94,20 +96,30 @@ class Layout:
         return self.full + 8 * self.stages
 
     @property
-    def total(self) -> int:
+    def turn(self) -> int:
+        """Two more barriers (pingpong): consumer c may start a main loop when turn[c] completes."""
         return self.empty + 8 * self.stages
+
+    @property
+    def total(self) -> int:
+        return self.turn + 8 * self.turns
 
 
 class Builder:
     """Builds the new kernel body from a matched K-loop (see the module docstring)."""
 
-    def __init__(self, kl: KLoop, stages: int, group_m: int):
+    def __init__(self, kl: KLoop, stages: int, group_m: int, schedule: str = "cooperative"):
         self.kl, self.group_m = kl, group_m
+        self.pingpong = schedule == "pingpong"
+        if self.pingpong and (kl.consumers != 2 or kl.bn > 128):
+            raise refuse(kl.mma, f"schedule=pingpong with a {kl.bm}x{kl.bn} tile: each consumer warpgroup keeps a "
+                                 "whole 128 x BN tile in registers, so BM must be 128 and BN at most 128",
+                         "use BM=128, BN<=128 for pingpong, or schedule=cooperative")
         eb = 2
         sw = _swizzle(kl.bk * eb)
         if sw == 0:
             raise refuse(kl.mma, f"BK={kl.bk}: a K step must be at least 32 bytes (16 elements) for TMA swizzling")
-        self.lay = Layout(stages, kl.bm * kl.bk * eb, kl.bn * kl.bk * eb, sw, sw // eb)
+        self.lay = Layout(stages, kl.bm * kl.bk * eb, kl.bn * kl.bk * eb, sw, sw // eb, 2 if self.pingpong else 0)
         if self.lay.total > SMEM_LIMIT:
             raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of A {kl.bm}x{kl.bk} and B {kl.bn}x{kl.bk} "
                                                      f"need {self.lay.total} bytes of shared memory; sm_90a has "
@@ -119,8 +131,11 @@ class Builder:
     # -- the kernel body --------------------------------------------------------------
     def body(self) -> list[Operation]:
         lay, kl = self.lay, self.kl
+        readers = 1 if self.pingpong else kl.consumers  # warpgroups that read each slot before it is free
         ops: list[Operation] = [H.MbarrierInitOp(lay.full, lay.stages, 1),
-                                H.MbarrierInitOp(lay.empty, lay.stages, kl.consumers)]
+                                H.MbarrierInitOp(lay.empty, lay.stages, readers)]
+        if self.pingpong:
+            ops.append(H.MbarrierInitOp(lay.turn, 2, 1))
         tid = H.ThreadIdOp()
         ops.append(tid)
         wg = binop(ops, arith.DivSIOp, tid.result, 128)
@@ -147,33 +162,69 @@ class Builder:
         return ops + self.tiles("consumer", c)
 
     def tiles(self, role: str, consumer: SSAValue | None) -> list[Operation]:
-        """The persistent loop over logical tiles, in grouped order, carrying the K-step counter."""
+        """The persistent loop over logical tiles, in grouped order, carrying the K-step counter.
+
+        The producer and (cooperative) consumers visit every tile of the CTA; with
+        schedule=pingpong consumer c takes every other one (c, c+2, ...) and skips
+        the K steps of its partner's tiles in the counter, so both walk one ring.
+        """
         ops: list[Operation] = []
         grid = [H.LogicalGridOp(a) for a in range(self.grid_axes)]
         ops += grid
-        total = grid[0].result
-        for g in grid[1:]:
-            total = binop(ops, arith.MuliOp, total, g.result)
+        sizes = [g.result for g in grid]
+        total = sizes[0]
+        for g in sizes[1:]:
+            total = binop(ops, arith.MuliOp, total, g)
         bid, ncta = nv.BlockIdOp(0), nv.GridDimOp(0)
         ops += [bid, ncta]
+        start, step, it0 = bid.result, ncta.result, index_const(ops, 0)
+        alternate = role == "consumer" and self.pingpong
+        if alternate:
+            start = binop(ops, arith.AddiOp, bid.result, binop(ops, arith.MuliOp, consumer, ncta.result))
+            step = binop(ops, arith.MuliOp, ncta.result, 2)
+            first = self.trip(ops, self.setup(ops, bid.result, sizes))  # consumer 1 starts after tile 0's steps
+            it0 = binop(ops, arith.MuliOp, consumer, first)
         block = Block(arg_types=[IndexType(), IndexType()])
         t, it = block.args
         inner: list[Operation] = []
-        pids = self.raster(inner, t, [g.result for g in grid])
+        mapping = self.setup(inner, t, sizes)
+        turn = None
+        if alternate:  # this consumer's n-th tile (n = (t - bid - c*ncta) / (2*ncta)) waits for turn phase n + 1 - c
+            mine = binop(inner, arith.DivSIOp, binop(inner, arith.SubiOp, t, start), step)
+            turn = binop(inner, arith.RemSIOp, binop(inner, arith.SubiOp, binop(inner, arith.AddiOp, mine, 1),
+                                                     consumer), 2)
+        it_out = self.k_loop(inner, role, it, mapping, consumer, turn)
+        if alternate:
+            other = binop(inner, arith.AddiOp, t, ncta.result)
+            steps = self.trip(inner, self.setup(inner, other, sizes))
+            real = arith.CmpiOp(other, total, "slt")
+            skip = arith.SelectOp(real, steps, index_const(inner, 0))
+            inner += [real, skip]
+            it_out = binop(inner, arith.AddiOp, it_out, skip.result)
+        inner.append(scf.YieldOp(it_out))
+        block.add_ops(inner)
+        ops.append(scf.ForOp(start, total, step, [it0], block))
+        return ops
+
+    def setup(self, ops: list, t: SSAValue, sizes: list[SSAValue]) -> dict[SSAValue, SSAValue]:
+        """Program ids of tile `t` and the kernel's index math before the K-loop, cloned: old value -> new."""
+        pids = self.raster(ops, t, sizes)
         mapping: dict[SSAValue, SSAValue] = {}
         for op in self.kl.prologue:
             if isinstance(op, T.ProgramIdOp):
                 mapping[op.result] = pids[op.axis.data]
             elif isinstance(op, T.NumProgramsOp):
-                mapping[op.result] = grid[op.axis.data].result
+                mapping[op.result] = sizes[op.axis.data]
             elif is_scalar(op):
-                inner.append(op.clone(value_mapper=mapping))
-        it_out = self.k_loop(inner, role, it, mapping, consumer)
-        inner.append(scf.YieldOp(it_out))
-        block.add_ops(inner)
-        zero = index_const(ops, 0)
-        ops.append(scf.ForOp(bid.result, total, ncta.result, [zero], block))
-        return ops
+                ops.append(op.clone(value_mapper=mapping))
+        return mapping
+
+    def trip(self, ops: list, mapping: dict) -> SSAValue:
+        """The K-loop's trip count for a tile's cloned index math: max(0, ceil((ub - lb) / step))."""
+        loop = self.kl.loop
+        lb, ub, st = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
+        span = binop(ops, arith.AddiOp, binop(ops, arith.SubiOp, ub, lb), binop(ops, arith.SubiOp, st, 1))
+        return binop(ops, arith.MaxSIOp, binop(ops, arith.DivSIOp, span, st), 0)
 
     def raster(self, ops: list, t: SSAValue, grid: list[SSAValue]) -> list[SSAValue]:
         """Program ids of linear tile `t`: axes beyond 1 outermost, then groups of `group_m` rows of tiles."""
@@ -196,15 +247,27 @@ class Builder:
         pids[1] = binop(ops, arith.DivSIOp, within, size)
         return pids
 
-    def k_loop(self, ops: list, role: str, it: SSAValue, mapping: dict, consumer: SSAValue | None) -> SSAValue:
+    def k_loop(self, ops: list, role: str, it: SSAValue, mapping: dict, consumer: SSAValue | None,
+               turn: SSAValue | None = None) -> SSAValue:
+        """One tile's K-loop for `role`; with `turn` (pingpong), the main loops of the consumers alternate.
+
+        The order matters for correctness, not only speed: a consumer waits on
+        slot barriers by phase parity, so it may start waiting only when every
+        earlier use of the ring (its partner's tile) has completed; otherwise a
+        barrier two phases behind would look complete.
+        """
+        if turn is not None:
+            ops.append(H.MbarrierWaitOp(consumer, turn, self.lay.turn))
         kl, lay = self.kl, self.lay
         loop = kl.loop
         acc_t = nv.vec(kl.bn // 2, nv.f32)
         carried = [it]
+        blocks = 2 if self.pingpong else 1  # 64-row blocks of the tile this warpgroup accumulates
         if role == "consumer":
-            zero = nv.FillOp(0.0, acc_t)
-            ops.append(zero)
-            carried.append(zero.result)
+            for _ in range(blocks):
+                zero = nv.FillOp(0.0, acc_t)
+                ops.append(zero)
+                carried.append(zero.result)
         block = Block(arg_types=[IndexType()] + [v.type for v in carried])
         k, step_it = block.args[0], block.args[1]
         body_map = dict(mapping)
@@ -230,13 +293,14 @@ class Builder:
         else:
             # One wgmma group stays in flight across K steps: after issuing step i, wait until step i-1's group
             # is done and only then hand its slot back to the producer (the first step of a tile has none).
-            acc = block.args[2]
             inner.append(H.MbarrierWaitOp(stage, phase, lay.full))
-            mma = H.WgmmaOp(acc, stage, consumer, n=kl.bn, k=kl.bk, dtype=kl.dtype,
-                            a=(lay.a_base, lay.a_stage, kl.bm, WG_ROWS * lay.swizzle),
-                            b=(lay.b_base, lay.b_stage, kl.bn), swizzle=lay.swizzle)
-            done = H.WgmmaWaitOp(mma.result, 1)
-            inner += [mma, done]
+            rows = [consumer] if not self.pingpong else [index_const(inner, b) for b in range(blocks)]
+            mmas = [H.WgmmaOp(acc, stage, r, n=kl.bn, k=kl.bk, dtype=kl.dtype,
+                              a=(lay.a_base, lay.a_stage, kl.bm, WG_ROWS * lay.swizzle),
+                              b=(lay.b_base, lay.b_stage, kl.bn), swizzle=lay.swizzle)
+                    for acc, r in zip(block.args[2:], rows)]
+            dones = [H.WgmmaWaitOp(m.result, blocks) for m in mmas]  # this step's groups may stay in flight
+            inner += [*mmas, *dones]
             started = arith.CmpiOp(step_it, it, "ne")
             inner.append(started)
             release: list[Operation] = []
@@ -244,26 +308,31 @@ class Builder:
             prev = binop(release, arith.RemSIOp, before, lay.stages)
             release += [H.MbarrierArriveOp(prev, lay.empty), scf.YieldOp()]
             inner.append(scf.IfOp(started, [], release))
-            results = [binop(inner, arith.AddiOp, step_it, 1), done.result]
+            results = [binop(inner, arith.AddiOp, step_it, 1), *(d.result for d in dones)]
         inner.append(scf.YieldOp(*results))
         block.add_ops(inner)
         lb, ub, st = (body_map.get(v, mapping.get(v, v)) for v in (loop.lb, loop.ub, loop.step))
         new_loop = scf.ForOp(lb, ub, st, carried, block)
         ops.append(new_loop)
         if role == "consumer":
-            drained = H.WgmmaWaitOp(new_loop.results[1], 0)
+            drained = [H.WgmmaWaitOp(r, 0) for r in new_loop.results[1:]]
             ran = arith.CmpiOp(new_loop.results[0], it, "ne")
             release = []
             last = binop(release, arith.RemSIOp, binop(release, arith.SubiOp, new_loop.results[0], 1), lay.stages)
             release += [H.MbarrierArriveOp(last, lay.empty), scf.YieldOp()]
-            ops += [drained, ran, scf.IfOp(ran, [], release)]
-            Epilogue(kl, consumer, mapping).lower(ops, drained.result)
+            ops += [*drained, ran, scf.IfOp(ran, [], release)]
+            if turn is not None:  # hand the ring to the partner, then run this tile's epilogue
+                ops.append(H.MbarrierArriveOp(binop(ops, arith.SubiOp, index_const(ops, 1), consumer), self.lay.turn))
+            blocks_at = [index_const(ops, b) for b in range(blocks)] if self.pingpong else [consumer]
+            for d, r in zip(drained, blocks_at):
+                Epilogue(kl, r, mapping).lower(ops, d.result)
         return new_loop.results[0]
 
 
-def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int) -> None:
+def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int,
+                 schedule: str = "cooperative") -> None:
     kl = match(kernel, mma)
-    builder = Builder(kl, stages, group_m)
+    builder = Builder(kl, stages, group_m, schedule)
     new_ops = builder.body()
     block = kernel.body.block
     ret = block.last_op
@@ -288,6 +357,9 @@ class WarpSpecialize(ModulePass):
         arch: the target; only sm_90a kernels (wgmma fragments) change, others stay byte-identical.
         stages: depth of the TMA ring (shared-memory slots of A and B), 1 to 8.
         group_m: rows of tiles a persistent CTA wave walks before moving right (L2 reuse).
+        schedule: cooperative (both consumer warpgroups share each tile, 64 rows each) or pingpong (each
+            consumer owns whole tiles, alternating, so one's epilogue overlaps the other's main loop;
+            BM=128, BN<=128).
     """
 
     name = "warp-specialize"
@@ -295,12 +367,15 @@ class WarpSpecialize(ModulePass):
     arch: str
     stages: int = 4
     group_m: int = 8
+    schedule: str = "cooperative"
 
     def __post_init__(self) -> None:
         parse_arch(self.arch)
         for name, v, hi in (("stages", self.stages, MAX_STAGES), ("group_m", self.group_m, 64)):
             if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= hi:
                 raise ValueError(f"warp-specialize: {name}={v} must be an integer from 1 to {hi}")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"warp-specialize: schedule={self.schedule} is not one of {', '.join(SCHEDULES)}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = parse_arch(self.arch)
@@ -315,7 +390,7 @@ class WarpSpecialize(ModulePass):
             if len(mmas) != 1:
                 raise refuse(mmas[1], f"{len(mmas)} wgmma mmas in @{kernel.sym_name.data}: this lowering takes one")
             try:
-                lower_kernel(kernel, mmas[0], self.stages, self.group_m)
+                lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule)
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location
