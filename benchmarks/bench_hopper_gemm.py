@@ -83,6 +83,8 @@ TESSERA_CONFIGS = [  # tried in this order; the autotuner keeps the fastest corr
     {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "pingpong"},  # epilogue overlaps
     {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "schedule": "pingpong"},
     {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 2, "schedule": "pingpong"},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "schedule": "pingpong"},  # skinny: more CTAs
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 2, "schedule": "pingpong"},
 ]
 BOUNDS = {"bf16": 2e-2, "f16": 5e-3}
 IMPLS = ("cublas", "triton", "tessera")

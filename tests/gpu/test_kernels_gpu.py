@@ -24,6 +24,7 @@ from tessera.ir.diagnostics import TesseraError
 from tessera.kernels import flash_attention as FA
 from tessera.kernels import gemm as G
 from tessera.kernels import linear_attention as LA
+from tessera.ops import _hopper as H
 from tessera.ops.configs import attention_config, gemm_config, linear_attention_config
 from tessera.reference.oracles import error_bound, rel_error
 
@@ -92,9 +93,12 @@ def test_gemm(shape, full, dtype):
     assert not np.isnan(got).any(), "elements left unwritten"
     err = rel_error(got, want)
     assert err <= error_bound(dtype), f"rel error {err:.3g} > {error_bound(dtype)}"
-    cfg = gemm_config(M, N, K)
+    sm90a = ops.last_run().arch == "sm_90a"  # b as [N, K] on an sm_90 device: tessera.ops._hopper's kernel
+    cfg = H.gemm_config(M, N, K, dtype) if sm90a else gemm_config(M, N, K)
     rec = check_record("gemm", "gemm", G.grid(M, N, cfg.BM, cfg.BN))
     assert rec.config["stages"] == cfg.stages and rec.synchronized is False  # device arrays: asynchronous
+    assert sm90a == (full and LAYOUTS[SHAPES.index(shape)] == (False, True) and K % 8 == 0
+                     and torch.cuda.get_device_capability() == (9, 0))
 
 
 def test_gemm_accumulator_is_threaded_through_the_k_loop():

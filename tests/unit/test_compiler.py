@@ -274,4 +274,5 @@ def test_with_artifact_keeps_everything_but_the_artifact(compiled):
     ck = compiled["gemm"]
     other = ck.with_artifact(replace(ck.artifact, cubin=b"\x00" + ck.cubin[1:]))
     assert other.source == ck.source and other.signature == ck.signature and other.cubin != ck.cubin
-    assert DEFAULT_PIPELINE.format(arch="sm_90", stages=1) == "tessera-lower-to-nv{arch=sm_90 stages=1}"
+    assert (DEFAULT_PIPELINE.format(arch="sm_90", stages=1, schedule="cooperative")
+            == "tessera-lower-to-nv{arch=sm_90 stages=1 schedule=cooperative}")

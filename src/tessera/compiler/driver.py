@@ -41,7 +41,7 @@ from tessera.runtime.cache import CompileCache, cache_key, default_cache
 from tessera.compiler import testing
 from tessera.compiler.kernel import CompiledKernel
 
-DEFAULT_PIPELINE = "tessera-lower-to-nv{{arch={arch} stages={stages}}}"
+DEFAULT_PIPELINE = "tessera-lower-to-nv{{arch={arch} stages={stages} schedule={schedule}}}"
 KEY_FORMAT = "tessera-compile-1"
 
 _memo: dict[tuple, CompiledKernel] = {}
@@ -84,11 +84,12 @@ def lower(traced: TracedKernel, pipeline: str, arch: str):
     return module, canonical
 
 
-def compile(traced, arch: str | None = None, *, stages: int = 1, pipeline: str | None = None, options=None,
-            cache: CompileCache | None = None) -> CompiledKernel:
+def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str = "cooperative",
+            pipeline: str | None = None, options=None, cache: CompileCache | None = None) -> CompiledKernel:
     """Compile a TracedKernel to a CompiledKernel for `arch` (default: the device's, e.g. sm_90).
 
-    stages: software-pipelining depth of the K-loop copies (pipeline-smem).
+    stages: software-pipelining depth of the K-loop copies (pipeline-smem; on sm_90a the TMA ring).
+    schedule: sm_90a wgmma kernels: "cooperative" or "pingpong" (warp-specialize); ignored elsewhere.
     pipeline: replaces the default `tessera-lower-to-nv{arch=ARCH stages=N}`
         (for experiments; it must lower every tile op, for the same arch).
     options: NVRTC options (see tessera.codegen.nvrtc.OPTION_TYPES).
@@ -105,7 +106,8 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, pipeline: str |
     if arch is None:
         arch = device_arch()
     parse_arch(arch)  # CODEGEN_ARCH_UNSUPPORTED for a malformed string, before any pass runs
-    module, canonical = lower(traced, pipeline or DEFAULT_PIPELINE.format(arch=arch, stages=stages), arch)
+    module, canonical = lower(traced, pipeline or DEFAULT_PIPELINE.format(arch=arch, stages=stages,
+                                                                          schedule=schedule), arch)
     emitted = emit_cuda(module, traced.name)
     if injected is not None and injected.source is not None:
         emitted = replace(emitted, source=injected.source(emitted.source))
@@ -121,7 +123,7 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, pipeline: str |
 
 
 def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None = None, stages: int = 1,
-                   options=None, cache: CompileCache | None = None) -> CompiledKernel:
+                   schedule: str = "cooperative", options=None, cache: CompileCache | None = None) -> CompiledKernel:
     """`compile(kernel.trace(*specs, **meta), ...)`, memoised in-process on (kernel, specs, meta, arch, ...).
 
     A hit costs one dictionary lookup: no tracing, lowering or hashing.
@@ -129,11 +131,12 @@ def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None
     """
     arch = arch or device_arch()
     opts = tuple(sorted(options.items())) if isinstance(options, dict) else options
-    key = (kernel, specs, tuple(sorted(meta.items())), arch, stages, opts)
+    key = (kernel, specs, tuple(sorted(meta.items())), arch, stages, schedule, opts)
     hooked = testing.active()
     hit = None if hooked else _memo.get(key)
     if hit is None:
-        hit = compile(kernel.trace(*specs, **meta), arch, stages=stages, options=options, cache=cache)
+        hit = compile(kernel.trace(*specs, **meta), arch, stages=stages, schedule=schedule, options=options,
+                      cache=cache)
         if not hooked:
             _memo[key] = hit
     return hit

@@ -37,5 +37,6 @@ a repeated call checks its arrays and launches. Configurations by shape:
 from tessera.ops._attention import attention, linear_attention
 from tessera.ops._common import RunRecord, last_run
 from tessera.ops._gemm import gemm
+from tessera.ops._hopper import tune_gemm
 
-__all__ = ["gemm", "attention", "linear_attention", "last_run", "RunRecord"]
+__all__ = ["gemm", "attention", "linear_attention", "last_run", "RunRecord", "tune_gemm"]

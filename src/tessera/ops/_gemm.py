@@ -9,6 +9,7 @@ from tessera.ir import diagnostics as D
 from tessera.kernels import gemm as G
 from tessera.ops._common import Checker, Plan, memref, plan_for, reset, start
 from tessera.ops._warm import REALS, WarmCall, probe_all, warm_get, warm_put
+from tessera.ops import _hopper as H
 from tessera.ops.configs import gemm_config
 
 OPERAND_DTYPES = ("bf16", "f16", "f32")
@@ -89,11 +90,12 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
         inputs += (("c", c, C),)
     result, O = ck.output("out", out, a, A, (M, N), dtype, inputs, Out)
 
-    cfg = gemm_config(M, N, K)
+    device = ck.device or 0
+    hopper = lane == "cuda" and H.eligible(device_arch(device), A, B, ta, tb)
+    cfg = H.gemm_config(M, N, K, A.dtype) if hopper else gemm_config(M, N, K)
     if -(-N // cfg.BN) > GRID_Y_LIMIT:
         raise ck.fail(D.OPS_ARG_SHAPE, f"N = {N} needs {-(-N // cfg.BN)} column programs; the grid's y limit is "
                                        f"{GRID_Y_LIMIT}")
-    device = ck.device or 0
     key = ("gemm", lane, device, A.dtype, dtype, reads_c, Bias and Bias.dtype, R and R.dtype, ta, tb, act, cfg)
     plan = plan_for(key, lambda: _build(lane, device, A.dtype, dtype, reads_c, Bias, R, ta, tb, act, cfg))
     if reads_c and not in_place:
@@ -215,6 +217,10 @@ def _build(lane, device, in_dt, out_dt, reads_c, Bias, R, ta, tb, act, cfg) -> P
              tessera.scalar("f32") if reads_c else None)
     meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
     config = {**cfg.meta(), "stages": cfg.stages, "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
+    if isinstance(cfg, H.HopperConfig):  # sm_90a: warp-specialised wgmma + TMA (see tessera.ops._hopper)
+        config.update(schedule=cfg.schedule, config_source=cfg.source)
+        compiled = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg.stages, schedule=cfg.schedule)
+        return Plan("gemm", lane, compiled.traced, compiled, config)
     if lane == "cuda":
         compiled = compile_cached(G.gemm, specs, meta, arch=device_arch(device), stages=cfg.stages)
         return Plan("gemm", lane, compiled.traced, compiled, config)

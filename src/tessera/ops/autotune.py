@@ -316,6 +316,22 @@ def tune(op: str, key: dict, candidates: list[dict], measure: Callable[[dict], f
     return result
 
 
+def lookup(op: str, key: dict, candidates: list[dict], *, cache=None) -> TuneResult | None:
+    """The pinned or cached winner for `op` at `key` without measuring anything, or None (nothing known yet)."""
+    candidates = [dict(c) for c in candidates]
+    found = _pinned(op, dict(key), candidates)
+    if found is not None:
+        return TuneResult(op, dict(key), found[0], "pinned", pinned_by=found[1])
+    store = _store(cache)
+    if store is None:
+        return None
+    hit = _cached(store.entries(report=False).get(entry_name(op, dict(key))), candidates, store.path)
+    if hit is None:
+        return None
+    winner, seconds, when, trials = hit
+    return TuneResult(op, dict(key), winner, "cache", trials, seconds, when)
+
+
 def _store(cache) -> TuneCache | None:
     if cache is False:
         return None

@@ -1,0 +1,140 @@
+"""tessera.ops.gemm on Hopper: when the sm_90a kernel runs, and which of its configs.
+
+On an sm_90 device, `ops.gemm` takes the warp-specialised wgmma + TMA kernel
+(arch sm_90a) for bf16/f16 products with b given as [N, K] (trans_b=True,
+the nn.Linear layout) whose operands TMA can read: rows contiguous, row
+pitch a multiple of 16 bytes, 16-byte aligned base. Every other call runs the
+portable mma.sync kernel (sm_90); `last_run()` names the arch and config
+either way, so the choice is never hidden.
+
+The config comes, in order, from a pin (`tessera.ops.autotune.pin("gemm_sm90a",
+{...})` or TESSERA_PIN_GEMM_SM90A=BM=128,BN=256,BK=64,stages=4,schedule=cooperative),
+from the autotune cache (`tune_gemm(M, N, K, dtype)` measures HOPPER_CANDIDATES
+on the device and keeps the winner per shape bucket on disk; with
+TESSERA_AUTOTUNE=1 a first call of a new bucket tunes itself), else from
+`default_config`, a rule fitted to the H200 measurements in
+benchmarks/results/ (2026-11-30): 128 x 256 cooperative tiles when there
+are at least two waves of them and K >= 2048, else 128 x 128 ping-pong tiles.
+Split-K (kernels/gemm_splitk.py) is not used by ops.gemm yet.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from dataclasses import dataclass
+
+from tessera.ops import autotune
+
+OP = "gemm_sm90a"
+SMS = 132  # H100/H200 SXM
+HOPPER_CANDIDATES = [
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative"},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "schedule": "cooperative"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "pingpong"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong"},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong"},
+    {"BM": 64, "BN": 128, "BK": 64, "stages": 6, "schedule": "cooperative"},
+]
+TMA_DTYPES = ("bf16", "f16")
+
+
+@dataclass(frozen=True)
+class HopperConfig:
+    BM: int
+    BN: int
+    BK: int
+    stages: int
+    schedule: str
+    source: str = "default"  # default | pinned | cache | measured
+
+    def meta(self) -> dict:
+        return {"BM": self.BM, "BN": self.BN, "BK": self.BK}
+
+    def as_dict(self) -> dict:
+        return {"BM": self.BM, "BN": self.BN, "BK": self.BK, "stages": self.stages, "schedule": self.schedule}
+
+
+def _tma_ok(v, itemsize: int = 2) -> bool:
+    """A 2-D device array TMA can read: contiguous rows, 16-byte row pitch and base (runtime/tma.py's rules)."""
+    return (v.ptr is not None and v.strides is not None and len(v.shape) == 2 and v.strides[1] == 1
+            and (v.strides[0] * itemsize) % 16 == 0 and v.ptr % 16 == 0)
+
+
+def eligible(arch: str, A, B, ta: bool, tb: bool) -> bool:
+    """True when the sm_90a kernel can run this call (see the module docstring)."""
+    return (arch == "sm_90" and tb and not ta and A.dtype in TMA_DTYPES and B.dtype == A.dtype
+            and _tma_ok(A) and _tma_ok(B))
+
+
+def default_config(M: int, N: int, K: int) -> HopperConfig:
+    """The rule used when nothing is pinned or tuned for this shape bucket."""
+    big_tiles = -(-M // 128) * -(-N // 256)
+    if big_tiles >= 2 * SMS and K >= 2048:
+        return HopperConfig(128, 256, 64, 4, "cooperative")
+    return HopperConfig(128, 128, 64, 6, "pingpong")
+
+
+def tune_key(M: int, N: int, K: int, dtype: str) -> dict:
+    """The autotune key: shape buckets, dtype, arch and the toolchain (a new NVRTC re-tunes)."""
+    from tessera.codegen.nvrtc import toolchain_versions
+
+    return {"M": autotune.shape_bucket(M), "N": autotune.shape_bucket(N), "K": autotune.shape_bucket(K),
+            "dtype": dtype, "arch": "sm_90a", "toolchain": ";".join(f"{k}={v}" for k, v in toolchain_versions())}
+
+
+def gemm_config(M: int, N: int, K: int, dtype: str) -> HopperConfig:
+    """Pinned, else cached, else (with TESSERA_AUTOTUNE=1) measured now, else `default_config`."""
+    key = tune_key(M, N, K, dtype)
+    found = autotune.lookup(OP, key, HOPPER_CANDIDATES)
+    if found is None and os.environ.get("TESSERA_AUTOTUNE") == "1":
+        found = tune_gemm(M, N, K, dtype)
+    if found is None:
+        return default_config(M, N, K)
+    return HopperConfig(**found.config, source=found.source)
+
+
+def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, progress: bool | None = None, runs: int = 10):
+    """Measure HOPPER_CANDIDATES for an M x N x K product (b as [N, K]) on the GPU; cache and return the winner.
+
+    Needs torch (CUDA tensors and events). Each candidate is compiled, run on fresh random inputs and timed
+    (median of `runs` after a warm-up); one that fails to compile or launch is recorded and never chosen.
+    """
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - the GPU image has torch
+        from tessera.ir import diagnostics as D
+        from tessera.ops._common import OpsError
+        raise OpsError(D.OPS_AUTOTUNE_INPUT, "tune_gemm", "tune_gemm measures with torch CUDA tensors; torch is "
+                                                          "not installed") from None
+    import tessera
+    from tessera.compiler.driver import compile_cached
+    from tessera.kernels import gemm as G
+
+    tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
+    a = torch.randn((M, K), device="cuda").to(tdt)
+    w = (torch.randn((N, K), device="cuda") / K ** 0.5).to(tdt)
+    out = torch.empty((M, N), device="cuda", dtype=tdt)
+    T = tessera.tensor
+    specs = (T(("M", "K"), dtype), T(("N", "K"), dtype), T(("M", "N"), dtype), None, None, tessera.scalar("f32"),
+             None)
+
+    def measure(cfg: dict) -> float:
+        meta = {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"], "TRANS_B": True, "ACTIVATION": "none"}
+        ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg["stages"], schedule=cfg["schedule"])
+        grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
+        stream = torch.cuda.current_stream()
+        for _ in range(2):
+            ck.launch(grid, [a, w, out, 1.0], stream=stream)
+        times = []
+        for _ in range(runs):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record(stream)
+            ck.launch(grid, [a, w, out, 1.0], stream=stream)
+            end.record(stream)
+            end.synchronize()
+            times.append(start.elapsed_time(end) / 1e3)
+        return statistics.median(times)
+
+    return autotune.tune(OP, tune_key(M, N, K, dtype), HOPPER_CANDIDATES, measure, progress=progress)

@@ -1,0 +1,63 @@
+"""tessera.ops.gemm on an sm_90 device: nn.Linear-layout bf16/f16 products take the sm_90a kernel, others sm_90.
+
+Outputs start as NaN; results against float64; last_run() must name the arch and config that ran.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tessera.ops as ops
+from tessera.kernels import gemm as G
+from tessera.reference.oracles import error_bound, rel_error
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True)
+def _hopper(tmp_path, monkeypatch):
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs an sm_90 device")
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))  # an empty autotune cache: default configs
+
+
+def q(t):
+    torch.cuda.synchronize()
+    return t.float().cpu().numpy().astype(np.float64)
+
+
+@pytest.mark.parametrize("M, N, K", [(1000, 1000, 1000), (4096, 4096, 4096), (128, 1024, 8192)])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_trans_b_products_run_the_sm90a_kernel(M, N, K, dtype):
+    a = (torch.randn((M, K), device="cuda") / K ** 0.5).to(dtype)
+    w = torch.randn((N, K), device="cuda").to(dtype)
+    bias = torch.randn((N,), device="cuda").to(dtype)
+    out = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+    ops.gemm(a, w, trans_b=True, bias=bias, activation="gelu", out=out)
+    rec = ops.last_run()
+    assert rec.arch == "sm_90a" and rec.lane == "cuda" and rec.config["schedule"] in ("cooperative", "pingpong")
+    ref = G.reference_gemm(q(a), q(w), None, q(bias).reshape(1, N), None, 1.0, trans_b=True, activation="gelu")
+    name = "bf16" if dtype == torch.bfloat16 else "f16"
+    assert rel_error(q(out), ref) <= error_bound(name)
+    ops.gemm(a, w, trans_b=True, bias=bias, activation="gelu", out=out)  # warm path: same answer
+    assert rel_error(q(out), ref) <= error_bound(name)
+
+
+def test_operands_tma_cannot_read_take_the_sm90_kernel():
+    a = torch.randn((64, 100), device="cuda").bfloat16()  # 200-byte rows: not a multiple of 16
+    w = torch.randn((32, 100), device="cuda").bfloat16()
+    out = ops.gemm(a, w, trans_b=True)
+    assert ops.last_run().arch == "sm_90"
+    assert rel_error(q(out), q(a) @ q(w).T) <= error_bound("bf16")
+
+
+def test_tune_gemm_measures_caches_and_ops_gemm_uses_the_winner():
+    res = ops.tune_gemm(512, 512, 1024, "bf16", progress=False, runs=3)
+    assert res.source == "measured" and len(res.trials) >= 5
+    again = ops.tune_gemm(512, 512, 1024, "bf16", progress=False)
+    assert again.source == "cache" and again.config == res.config
+    a, w = torch.randn((512, 1024), device="cuda").bfloat16(), torch.randn((512, 1024), device="cuda").bfloat16()
+    ops.gemm(a, w, trans_b=True)
+    rec = ops.last_run()
+    assert rec.config["config_source"] == "cache" and rec.config["BN"] == res.config["BN"]

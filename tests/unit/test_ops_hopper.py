@@ -1,0 +1,60 @@
+"""Which GEMM ops.gemm runs on Hopper (tessera.ops._hopper): eligibility, the default rule, pins and the cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from tessera.compiler.arrays import ArrayView
+from tessera.ops import _hopper as H
+from tessera.ops import autotune
+
+
+def view(shape, strides, dtype="bf16", ptr=1 << 20):
+    return ArrayView("torch", ptr, shape, strides, dtype, 0, True, False)
+
+
+A, W = view((4096, 1024), (1024, 1)), view((2048, 1024), (1024, 1))
+
+
+def test_the_sm90a_kernel_runs_for_tma_readable_nk_operands_on_sm90_only():
+    assert H.eligible("sm_90", A, W, False, True)
+    assert not H.eligible("sm_80", A, W, False, True)            # no wgmma
+    assert not H.eligible("sm_90", A, W, False, False)           # B as [K, N]: MN-major B is not lowered
+    assert not H.eligible("sm_90", A, W, True, True)             # A transposed
+    assert not H.eligible("sm_90", view((64, 100), (100, 1)), view((64, 100), (100, 1)), False, True)  # 200 B pitch
+    assert not H.eligible("sm_90", view((64, 64), (64, 1), ptr=(1 << 20) + 8), W, False, True)       # base % 16
+    assert not H.eligible("sm_90", view((64, 64), (1, 64)), W, False, True)                          # column-major
+    assert not H.eligible("sm_90", view((64, 64), (64, 1), "f32"), view((64, 64), (64, 1), "f32"), False, True)
+    assert not H.eligible("sm_90", view((64, 64), (64, 1), ptr=None), W, False, True)                # host array
+
+
+def test_default_rule_big_tiles_for_two_waves_and_long_k_else_pingpong():
+    assert H.default_config(8192, 8192, 8192).as_dict() == H.HOPPER_CANDIDATES[0]
+    assert H.default_config(8192, 8192, 1024).schedule == "pingpong"   # short K: epilogues overlap main loops
+    assert H.default_config(2048, 2048, 2048).schedule == "pingpong"   # 32 big tiles: under two waves
+    assert all(H.default_config(*s).as_dict() in H.HOPPER_CANDIDATES for s in [(1, 1, 8), (128, 8192, 8192)])
+
+
+def test_pin_then_cache_then_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TESSERA_AUTOTUNE", raising=False)
+    assert H.gemm_config(4096, 4096, 4096, "bf16").source == "default"
+    key = H.tune_key(4096, 4096, 4096, "bf16")
+    times = {i: 1e-3 * (len(H.HOPPER_CANDIDATES) - i) for i in range(len(H.HOPPER_CANDIDATES))}
+    autotune.tune(H.OP, key, H.HOPPER_CANDIDATES, lambda c: times[H.HOPPER_CANDIDATES.index(c)], progress=False)
+    got = H.gemm_config(4000, 4096, 3000, "bf16")  # same buckets: the measured winner, from the disk cache
+    assert got.source == "cache" and got.as_dict() == H.HOPPER_CANDIDATES[-1]
+    monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", "BM=128,BN=128,BK=64,stages=5,schedule=pingpong")
+    got = H.gemm_config(4096, 4096, 4096, "bf16")
+    assert got.source == "pinned" and got.as_dict() == H.HOPPER_CANDIDATES[3]
+
+
+def test_a_malformed_pin_is_a_coded_error(monkeypatch):
+    monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", "BM=128,BN=256")
+    with pytest.raises(Exception) as err:
+        H.gemm_config(4096, 4096, 4096, "bf16")
+    assert err.value.code.name == "OPS_AUTOTUNE_PIN_INVALID"
+
+
+def test_lookup_never_measures(tmp_path):
+    assert autotune.lookup("x", {"M": 1}, [{"a": 1}], cache=tmp_path / "t.json") is None
