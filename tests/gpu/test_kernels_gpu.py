@@ -94,7 +94,7 @@ def test_gemm(shape, full, dtype):
     err = rel_error(got, want)
     assert err <= error_bound(dtype), f"rel error {err:.3g} > {error_bound(dtype)}"
     sm90a = ops.last_run().arch == "sm_90a"  # b as [N, K] on an sm_90 device: tessera.ops._hopper's kernel
-    cfg = H.gemm_config(M, N, K, dtype) if sm90a else gemm_config(M, N, K)
+    cfg = H.gemm_config(M, N, K, dtype, full) if sm90a else gemm_config(M, N, K)
     rec = check_record("gemm", "gemm", G.grid(M, N, cfg.BM, cfg.BN))
     assert rec.config["stages"] == cfg.stages and rec.synchronized is False  # device arrays: asynchronous
     assert sm90a == (full and LAYOUTS[SHAPES.index(shape)] == (False, True) and K % 8 == 0

@@ -54,7 +54,7 @@ def test_operands_tma_cannot_read_take_the_sm90_kernel():
 
 def test_tune_gemm_measures_caches_and_ops_gemm_uses_the_winner():
     res = ops.tune_gemm(512, 512, 1024, "bf16", progress=False, runs=3)
-    assert res.source == "measured" and len(res.trials) >= 5
+    assert res.source == "measured" and len(res.timings) >= 5
     again = ops.tune_gemm(512, 512, 1024, "bf16", progress=False)
     assert again.source == "cache" and again.config == res.config
     a, w = torch.randn((512, 1024), device="cuda").bfloat16(), torch.randn((512, 1024), device="cuda").bfloat16()

@@ -58,3 +58,37 @@ def test_a_malformed_pin_is_a_coded_error(monkeypatch):
 
 def test_lookup_never_measures(tmp_path):
     assert autotune.lookup("x", {"M": 1}, [{"a": 1}], cache=tmp_path / "t.json") is None
+
+
+@pytest.mark.parametrize("shape, reads_tiles", [((8192, 8192, 8192), True), ((2048, 2048, 2048), False),
+                                                ((2048, 2048, 2048), True)])
+def test_every_default_config_compiles_to_hgmma_without_local_memory(shape, reads_tiles):
+    """The rule never picks a config that spills, with the heaviest epilogue it can get (C, bias, gelu, residual)."""
+    import tessera
+    from tessera.codegen.sass import has_local_memory
+    from tessera.kernels import gemm as G
+    from tessera.runtime.cache import CompileCache
+
+    cfg = H.default_config(*shape, reads_tiles)
+    T = tessera.tensor
+    specs = (T(("M", "K"), "bf16"), T(("N", "K"), "bf16"), T(("M", "N"), "bf16"), T((1, "N"), "f32"),
+             T(("M", "N"), "bf16") if reads_tiles else None, tessera.scalar("f32"),
+             tessera.scalar("f32") if reads_tiles else None)
+    ck = tessera.compile(G.gemm.trace(*specs, **cfg.meta(), TRANS_B=True, ACTIVATION="gelu"), "sm_90a",
+                         stages=cfg.stages, schedule=cfg.schedule, cache=CompileCache(disk=False))
+    assert "HGMMA" in ck.sass() and not has_local_memory(ck.cubin), cfg
+
+
+def test_a_tile_constant_shared_by_tl_zeros_and_relu_moves_to_the_epilogue():
+    """The tracer shares one 0.0 tile between the accumulator init and relu's maximum: it must not be refused."""
+    import tessera
+    from tessera.kernels import gemm as G
+    from tessera.runtime.cache import CompileCache
+
+    T = tessera.tensor
+    specs = (T(("M", "K"), "f16"), T(("N", "K"), "f16"), T(("M", "N"), "f16"), None, None, tessera.scalar("f32"), None)
+    traced = G.gemm.trace(*specs, BM=128, BN=128, BK=64, TRANS_B=True, ACTIVATION="relu")
+    assert traced.ir_text().count("tile.constant 0.0") == 1
+    ck = tessera.compile(traced, "sm_90a", stages=4, cache=CompileCache(disk=False))
+    assert "HGMMA.64x128x16.F32" in ck.sass()
+    assert [line.rsplit(": ", 1)[-1] for line in ck.source.splitlines() if "// nv.map" in line] == ["mul", "max"]

@@ -68,11 +68,17 @@ def eligible(arch: str, A, B, ta: bool, tb: bool) -> bool:
             and _tma_ok(A) and _tma_ok(B))
 
 
-def default_config(M: int, N: int, K: int) -> HopperConfig:
-    """The rule used when nothing is pinned or tuned for this shape bucket."""
+def default_config(M: int, N: int, K: int, reads_tiles: bool = False) -> HopperConfig:
+    """The rule used when nothing is pinned or tuned for this shape bucket.
+
+    reads_tiles: the epilogue loads C (beta != 0) or a residual. Ping-pong keeps two accumulators per
+    warpgroup and spills 72 bytes with those loads, so such calls stay cooperative.
+    """
     big_tiles = -(-M // 128) * -(-N // 256)
     if big_tiles >= 2 * SMS and K >= 2048:
         return HopperConfig(128, 256, 64, 4, "cooperative")
+    if reads_tiles:
+        return HopperConfig(128, 128, 64, 5, "cooperative")
     return HopperConfig(128, 128, 64, 6, "pingpong")
 
 
@@ -84,14 +90,18 @@ def tune_key(M: int, N: int, K: int, dtype: str) -> dict:
             "dtype": dtype, "arch": "sm_90a", "toolchain": ";".join(f"{k}={v}" for k, v in toolchain_versions())}
 
 
-def gemm_config(M: int, N: int, K: int, dtype: str) -> HopperConfig:
-    """Pinned, else cached, else (with TESSERA_AUTOTUNE=1) measured now, else `default_config`."""
+def gemm_config(M: int, N: int, K: int, dtype: str, reads_tiles: bool = False) -> HopperConfig:
+    """Pinned, else cached, else (with TESSERA_AUTOTUNE=1) measured now, else `default_config`.
+
+    The tuned winner is measured on a plain product; a call whose epilogue reads tiles keeps it unless it is
+    a ping-pong config (see `default_config`).
+    """
     key = tune_key(M, N, K, dtype)
     found = autotune.lookup(OP, key, HOPPER_CANDIDATES)
     if found is None and os.environ.get("TESSERA_AUTOTUNE") == "1":
         found = tune_gemm(M, N, K, dtype)
-    if found is None:
-        return default_config(M, N, K)
+    if found is None or (reads_tiles and found.source != "pinned" and found.config["schedule"] == "pingpong"):
+        return default_config(M, N, K, reads_tiles)
     return HopperConfig(**found.config, source=found.source)
 
 

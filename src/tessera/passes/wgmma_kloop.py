@@ -131,6 +131,12 @@ def match(kernel: func.FuncOp, mma: FragmentMmaOp) -> KLoop:
     ops = list(entry.ops)
     at = ops.index(loop)
     prologue, epilogue = ops[:at], [op for op in ops[at + 1:] if not isinstance(op, func.ReturnOp)]
+    # Tile constants and splats traced before the loop (the tracer shares one 0.0 between tl.zeros and a relu)
+    # feed only the epilogue once the accumulator starts at fragment_zero: they move there.
+    early = [op for op in prologue if isinstance(op, (T.ConstantOp, T.SplatOp))
+             and all(not loop.is_ancestor(u.operation) for r in op.results for u in r.uses)]
+    prologue = [op for op in prologue if op not in early]
+    epilogue = early + epilogue
     for op in prologue:
         if not (is_scalar(op) or isinstance(op, (AllocOp, FragmentZeroOp, T.ProgramIdOp, T.NumProgramsOp))):
             raise refuse(op, f"{op.name} before the K-loop: only index math, program ids and allocations may "
