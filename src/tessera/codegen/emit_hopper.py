@@ -33,7 +33,7 @@ def emit_logical_grid(e, op: H.LogicalGridOp) -> None:
 
 def emit_setmaxnreg(e, op: H.SetMaxNRegOp) -> None:
     e.comment(op)
-    e.line(f'asm volatile("setmaxnreg.{op.action.data}.sync.aligned.u32 {op.regs.value.data};\\n" ::: "memory");')
+    e.line(f'TSR_DEVICE_ASM("setmaxnreg.{op.action.data}.sync.aligned.u32 {op.regs.value.data};\\n" ::: "memory");')
 
 
 def _bar(e, op, base: int) -> str:
@@ -46,7 +46,7 @@ def emit_mbarrier_init(e, op: H.MbarrierInitOp) -> None:
     with e.block("if (tid == 0) "):
         with e.unrolled("i_", n):
             e.line(f"tsr_mbar_init(tsr_sbase + {base}u + 8u * i_, {arrivals}u);")
-        e.line('asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");')
+        e.line('TSR_DEVICE_ASM("fence.mbarrier_init.release.cluster;\\n" ::: "memory");')
     e.line("__syncthreads();")
 
 
@@ -118,14 +118,21 @@ def emit_wgmma(e, op: H.WgmmaOp) -> None:
         s, wg = e[op.stage], e[op.wg]
         e.line(f"const unsigned a_ = tsr_sbase + {a_base}u + {a_stage}u * (unsigned){s} + {a_wg}u * (unsigned){wg};")
         e.line(f"const unsigned b_ = tsr_sbase + {b_base}u + {b_stage}u * (unsigned){s};")
-        e.line('asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");')
+        e.line('TSR_DEVICE_ASM("wgmma.fence.sync.aligned;\\n" ::: "memory");')
+        e.line("#ifdef TESSERA_HOST_EMULATION")
+        e.line("tsr_warpgroup_sync();  // the host emulator: wgmma issues once every warp of the warpgroup has")
+        e.line("#endif")
         instr = f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dt}.{dt}"
         for j, ((ao, ac), (bo, bc)) in enumerate(zip(a_steps, b_steps)):
+            da, db = f"tsr_wgmma_desc(a_ + {ao}u, 0x{ac:x}ull)", f"tsr_wgmma_desc(b_ + {bo}u, 0x{bc:x}ull)"
+            e.line("#ifdef TESSERA_HOST_EMULATION")
+            e.line(f"tsr_wgmma_host({d}, {n}, {da}, {db}, {int(dt == 'bf16')});  // k16 step {j}")
+            e.line("#else")
             e.line(f"asm volatile(\"{instr} {_acc_operands(regs)}, %{regs}, %{regs + 1}, 1, 1, 1, 0, 0;\\n\"")
             e.line(f"    : {_acc_constraints(d, regs)}")
-            e.line(f"    : \"l\"(tsr_wgmma_desc(a_ + {ao}u, 0x{ac:x}ull)), \"l\"(tsr_wgmma_desc(b_ + {bo}u, 0x{bc:x}ull)));"
-                   f"  // k16 step {j}")
-        e.line('asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory");')
+            e.line(f"    : \"l\"({da}), \"l\"({db}));  // k16 step {j}")
+            e.line("#endif")
+        e.line('TSR_DEVICE_ASM("wgmma.commit_group.sync.aligned;\\n" ::: "memory");')
 
 
 def emit_wgmma_wait(e, op: H.WgmmaWaitOp) -> None:
@@ -136,8 +143,11 @@ def emit_wgmma_wait(e, op: H.WgmmaWaitOp) -> None:
     from tessera.codegen.emit_scalar import copy
 
     copy(e, op.acc.type, d, e[op.acc])
-    e.line(f'asm volatile("wgmma.wait_group.sync.aligned {op.pending.value.data};\\n" : {_acc_constraints(d, regs)} '
+    e.line(f'TSR_DEVICE_ASM("wgmma.wait_group.sync.aligned {op.pending.value.data};\\n" : {_acc_constraints(d, regs)} '
            ':: "memory");')
+    e.line("#ifdef TESSERA_HOST_EMULATION")
+    e.line("tsr_warpgroup_sync();  // the host emulator: every thread's (synchronous) wgmma reads are done")
+    e.line("#endif")
 
 
 def _acc_coords(e, op, i: str, broadcast: bool = False) -> tuple[str, str]:
@@ -200,6 +210,13 @@ SLOTWISE = {"nv.wgacc_load": slot_wgacc_load, "nv.wgacc_store": slot_wgacc_store
 
 PRELUDE = {
     "hopper": """// sm_90: mbarriers and TMA (shared::cta addresses), the wgmma descriptor's start field.
+// The host emulator (tessera.codegen.emit_hopper's HOST_SHIM) defines its own versions of what sits between
+// the #ifndef TESSERA_HOST_EMULATION lines; TSR_DEVICE_ASM is inline PTX that has no effect there.
+static __device__ __forceinline__ unsigned long long tsr_wgmma_desc(unsigned addr, unsigned long long fields) {
+  return fields | (unsigned long long)((addr & 0x3FFFFu) >> 4);
+}
+#ifndef TESSERA_HOST_EMULATION
+#define TSR_DEVICE_ASM(...) asm volatile(__VA_ARGS__)
 struct alignas(64) tsr_tensormap { unsigned long long opaque[16]; };
 static __device__ __forceinline__ void tsr_mbar_init(unsigned bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\\n" :: "r"(bar), "r"(count) : "memory");
@@ -223,9 +240,7 @@ static __device__ __forceinline__ void tsr_tma_load_2d(unsigned dst, const tsr_t
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\\n"
                :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
-static __device__ __forceinline__ unsigned long long tsr_wgmma_desc(unsigned addr, unsigned long long fields) {
-  return fields | (unsigned long long)((addr & 0x3FFFFu) >> 4);
-}""",
+#endif""",
 }
 PROVIDES = {"hopper": ("tsr_mbar_init", "tsr_mbar_wait", "tsr_mbar_arrive", "tsr_mbar_expect_tx", "tsr_tma_load_2d",
-                       "tsr_wgmma_desc", "tsr_tensormap")}
+                       "tsr_wgmma_desc", "tsr_tensormap", "TSR_DEVICE_ASM")}

@@ -48,9 +48,10 @@ _SHIM = r"""
 struct tsr_dim3 { unsigned x, y, z; };
 static thread_local tsr_dim3 threadIdx, blockIdx;
 static tsr_dim3 gridDim;
-alignas(128) unsigned char tsr_smem[232448];
+alignas(1024) unsigned char tsr_smem[232448];
 static std::barrier<>* tsr_cta_barrier;
 static std::barrier<>* tsr_warp_barrier[32];
+static std::barrier<>* tsr_wg_barrier[8];  // wgmma is warpgroup-collective: it issues once all four warps have
 static inline void __syncthreads() { tsr_cta_barrier->arrive_and_wait(); }
 static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
@@ -104,6 +105,75 @@ static inline void tsr_mma_m16n8k16_f16(float& d0, float& d1, float& d2, float& 
     tsr_u32 a2, tsr_u32 a3, tsr_u32 b0, tsr_u32 b1) { tsr_mma_host(false, d0, d1, d2, d3, a0, a1, a2, a3, b0, b1); }
 """
 
+# sm_90 (emit_hopper): mbarriers as counters under one lock, TMA as a synchronous swizzled box copy that then
+# completes its bytes on the barrier, wgmma as each thread computing its own accumulator slots from the
+# operands that the descriptors address (tessera.layouts.smem_swizzle's address model). Shared addresses are
+# offsets into tsr_smem. The wait/fence/commit/setmaxnreg PTX is TSR_DEVICE_ASM: nothing here.
+_HOPPER_SHIM = r"""
+#include <mutex>
+#define __grid_constant__
+#define TSR_DEVICE_ASM(...) ((void)0)
+static inline unsigned __cvta_generic_to_shared(const void* p) { return (unsigned)((const unsigned char*)p - tsr_smem); }
+struct alignas(8) float2 { float x, y; };
+static inline float2 make_float2(float x, float y) { return {x, y}; }
+struct tsr_tensormap { const unsigned char* base; long long rows, cols, pitch; int box_rows, box_cols, swizzle, elem; };
+struct tsr_mbar_state { int count, pending; long long tx; unsigned completed; };
+static tsr_mbar_state tsr_mbars[232448 / 8];
+static std::mutex tsr_mbar_mutex;
+static inline void tsr_mbar_settle(tsr_mbar_state& b) { if (b.pending == 0 && b.tx == 0) { b.completed++; b.pending = b.count; } }
+static inline void tsr_mbar_init(unsigned bar, unsigned count) {
+  std::lock_guard<std::mutex> g(tsr_mbar_mutex); tsr_mbars[bar / 8] = {(int)count, (int)count, 0, 0};
+}
+static inline void tsr_mbar_arrive(unsigned bar) {
+  std::lock_guard<std::mutex> g(tsr_mbar_mutex); tsr_mbar_state& b = tsr_mbars[bar / 8]; b.pending--; tsr_mbar_settle(b);
+}
+static inline void tsr_mbar_expect_tx(unsigned bar, unsigned bytes) {
+  std::lock_guard<std::mutex> g(tsr_mbar_mutex); tsr_mbar_state& b = tsr_mbars[bar / 8];
+  b.tx += bytes; b.pending--; tsr_mbar_settle(b);
+}
+static inline void tsr_mbar_complete_tx(unsigned bar, unsigned bytes) {
+  std::lock_guard<std::mutex> g(tsr_mbar_mutex); tsr_mbar_state& b = tsr_mbars[bar / 8]; b.tx -= bytes; tsr_mbar_settle(b);
+}
+// try_wait.parity: the phase of that parity has completed when the current phase's parity differs.
+static inline void tsr_mbar_wait(unsigned bar, unsigned parity) {
+  for (;;) {
+    { std::lock_guard<std::mutex> g(tsr_mbar_mutex); if ((tsr_mbars[bar / 8].completed & 1u) != (parity & 1u)) return; }
+    std::this_thread::yield();
+  }
+}
+static inline unsigned tsr_swizzle(unsigned a, int width) { const unsigned m = width / 16 - 1; return a ^ (((a >> 7) & m) << 4); }
+static inline void tsr_tma_load_2d(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
+  const int row_bytes = t->box_cols * t->elem;
+  for (int r = 0; r < t->box_rows; ++r) for (int c = 0; c < t->box_cols; ++c) {
+    const long long gr = (long long)c1 + r, gc = (long long)c0 + c;
+    const unsigned a = t->swizzle ? tsr_swizzle(dst + r * row_bytes + c * t->elem, t->swizzle) : dst + r * row_bytes + c * t->elem;
+    if (gr >= 0 && gr < t->rows && gc >= 0 && gc < t->cols) std::memcpy(tsr_smem + a, t->base + gr * t->pitch + gc * t->elem, t->elem);
+    else std::memset(tsr_smem + a, 0, t->elem);
+  }
+  tsr_mbar_complete_tx(bar, t->box_rows * row_bytes);
+}
+static inline void tsr_warpgroup_sync() { tsr_wg_barrier[threadIdx.x >> 7]->arrive_and_wait(); }
+static inline float tsr_smem_half(unsigned a, int bf) {
+  tsr_u16 h; std::memcpy(&h, tsr_smem + a, 2); return bf ? __uint_as_float((unsigned)h << 16) : tsr_f16_f32(h);
+}
+// The byte a K-major swizzled descriptor names for (row, k): start + (row / 8) * SBO + (row % 8) * W + 2k, swizzled.
+static inline unsigned tsr_desc_addr(unsigned long long d, int row, int k) {
+  const unsigned start = (unsigned)(d & 0x3FFF) << 4, sbo = (unsigned)((d >> 32) & 0x3FFF) << 4;
+  const int mode = (int)(d >> 62), width = mode == 1 ? 128 : mode == 2 ? 64 : 32;
+  if (mode == 0) std::abort();  // the interleaved layout is never emitted
+  return tsr_swizzle(start + (row >> 3) * sbo + (row & 7) * width + 2 * k, width);
+}
+static inline void tsr_wgmma_host(float* d, int n, unsigned long long da, unsigned long long db, int bf) {
+  const int t = threadIdx.x & 127, w = t >> 5, l = t & 31;
+  for (int i = 0; i < n / 2; ++i) {
+    const int row = 16 * w + (l >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (l & 3) + (i & 1);
+    float acc = d[i];
+    for (int k = 0; k < 16; ++k) acc += tsr_smem_half(tsr_desc_addr(da, row, k), bf) * tsr_smem_half(tsr_desc_addr(db, col, k), bf);
+    d[i] = acc;
+  }
+}
+"""
+
 _LAUNCH = r"""
 extern "C" int tsr_host_launch(void** argv, int gx, int gy, int gz) {
   gridDim = {(unsigned)gx, (unsigned)gy, (unsigned)gz};
@@ -112,6 +182,7 @@ extern "C" int tsr_host_launch(void** argv, int gx, int gy, int gz) {
     tsr_cta_barrier = &cta;
     std::vector<std::barrier<>*> warps;
     for (int w = 0; w < THREADS / 32; ++w) { warps.push_back(new std::barrier<>(32)); tsr_warp_barrier[w] = warps.back(); }
+    for (int g = 0; g < THREADS / 128; ++g) { warps.push_back(new std::barrier<>(128)); tsr_wg_barrier[g] = warps.back(); }
     std::vector<std::thread> threads;
     for (int t = 0; t < THREADS; ++t) threads.emplace_back([=] {
       threadIdx = {(unsigned)t, 0, 0};
@@ -140,6 +211,8 @@ def host_source(kernel: EmittedKernel) -> str:
             .replace("{B_LANE}", _table(b.owners[0])).replace("{B_SLOT}", _table(b.owners[1]))
             .replace("{C_ROW}", _table(c.rows)).replace("{C_COL}", _table(c.cols)))
     body = kernel.source.replace("typedef unsigned int tsr_u32;\ntypedef unsigned short tsr_u16;\n", "")
+    if any(p.role in ("tmap", "grid") for p in kernel.params) or "tsr_sbase" in body:
+        shim += _HOPPER_SHIM
     args = ", ".join(f"*({p.ctype.replace('__restrict__', '').strip()}*)argv[{i}]" for i, p in enumerate(kernel.params))
     launch = _LAUNCH.replace("THREADS", str(kernel.num_threads)).replace("KERNEL", kernel.name).replace("ARGS", args)
     return shim + body + launch
@@ -163,12 +236,26 @@ def _library(source: str) -> ctypes.CDLL:
     return ctypes.CDLL(str(lib))
 
 
+class _HostTensorMap(ctypes.Structure):
+    """The host emulator's stand-in for a CUtensorMap (_HOPPER_SHIM's tsr_tensormap)."""
+
+    _fields_ = [("base", ctypes.c_void_p), ("rows", ctypes.c_longlong), ("cols", ctypes.c_longlong),
+                ("pitch", ctypes.c_longlong), ("box_rows", ctypes.c_int), ("box_cols", ctypes.c_int),
+                ("swizzle", ctypes.c_int), ("elem", ctypes.c_int)]
+
+
+PERSISTENT_CTAS = 3  # CTAs a persistent kernel gets here: several tiles each, and both ping-pong consumers busy
+
+
 def run_on_host(kernel: EmittedKernel, args, grid) -> None:
     """Run `kernel` over `grid` on the CPU; numpy array arguments (views allowed) are updated in place.
 
     `args` follows the func.func signature (memrefs as numpy arrays, scalars as
     Python numbers); sizes and strides are taken from the arrays, as the runtime would.
+    A TMA tensor map is described from its array; a persistent kernel gets the
+    logical `grid` in its grid parameters and runs on PERSISTENT_CTAS CTAs (fewer if the grid is smaller).
     """
+    logical = tuple(grid) + (1,) * (3 - len(tuple(grid)))
     values: list = []
     arrays = iter(args)
     current = None
@@ -184,8 +271,17 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
             values.append(ctypes.c_longlong(current.shape[p.dim]))
         elif p.role == "stride":
             values.append(ctypes.c_longlong(current.strides[p.dim] // current.itemsize))
+        elif p.role == "tmap":
+            if current.ndim != 2 or current.strides[1] != current.itemsize:
+                raise D.TesseraError(D.RUNTIME_TMA_INVALID, f"{p.name}: TMA reads 2-D arrays with contiguous rows")
+            values.append(_HostTensorMap(current.ctypes.data, current.shape[0], current.shape[1], current.strides[0],
+                                         p.box[0], p.box[1], p.swizzle, current.itemsize))
+        elif p.role == "grid":
+            values.append(ctypes.c_int(logical[p.dim]))
         else:
             values.append(_C_TYPES[p.ctype](current))
     argv = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
-    grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
+    grid = logical
+    if kernel.persistent:
+        grid = (min(PERSISTENT_CTAS, logical[0] * logical[1] * logical[2]), 1, 1)
     _library(host_source(kernel)).tsr_host_launch(argv, *grid)

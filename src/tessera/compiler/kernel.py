@@ -147,9 +147,10 @@ class CompiledKernel:
                 if self._derived.active:
                     what = "TMA tensor maps" if self._derived.tmaps else "a persistent launch"
                     raise RuntimeLaunchError(D.RUNTIME_LOAD_FAILED, f"{self.name} ({self.arch}) takes {what}, which "
-                                             "the g++ host emulator cannot run", kernel=self.name,
-                                             hint="run it on an sm_90a GPU, or emulate a build for sm_80/sm_90 "
-                                                  "(the mma_sync family)")
+                                             "the emulate_on_host launch path does not pass", kernel=self.name,
+                                             hint="run it on an sm_90a GPU, or run the emitted kernel with "
+                                                  "tessera.codegen.emit_host.run_on_host (it emulates TMA, "
+                                                  "mbarriers and wgmma)")
                 hit = backend.load(self)
             else:
                 from tessera.runtime.launch import load
