@@ -28,29 +28,17 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IndexType, IntegerAttr, MemRefType, StringAttr, \
     VectorType, f32, f64, i64
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def, var_operand_def
 from xdsl.traits import Pure
 
-from tessera.ir import diagnostics as D
 from tessera.ir.dialect import register_dialect
 from tessera.ir.nv_blocked_ops import (CMP_PREDICATES, CUDA_CORE_MMA_TYPES, MAP_FUNCTIONS, REDUCE_KINDS, BlockedMmaOp,
                                        CmpOp, ConvertOp, FillOp, IotaOp, LoadGlobalOp, LoadSharedOp, MapOp,
                                        ReduceSharedOp, SelectOp, SlotsOp, SplatOp, StoreGlobalOp, StoreSharedOp)
 from tessera.ir.nv_types import (AsyncGroupType, NvOp, SmemType, arch_satisfies, async_group, blocked_len,
-                                 expect_vec, fail, i64s, ints, need_arch, smem_type, vec)
+                                 check_target_arch, expect_vec, fail, i64s, ints, need_arch, smem_type, vec)
 from tessera.ir.types import type_name
-from tessera.passes.arch import Arch
-
-
-def check_target_arch(root: Operation, arch: Arch) -> None:
-    """NV_ARCH_UNSUPPORTED at the first op under `root` whose MIN_ARCH `arch` does not satisfy."""
-    for op in root.walk():
-        need = getattr(op, "MIN_ARCH", None)
-        if need is not None and not arch_satisfies(arch, need_arch(need)):
-            exact = " exactly" if need.endswith("a") else " or newer"
-            raise D.TesseraError(D.NV_ARCH_UNSUPPORTED, f"{op.name} needs {need}{exact}, but the target is {arch}",
-                                 op=op)
 
 
 # --- grid, barrier, shared memory -------------------------------------------------

@@ -229,9 +229,9 @@ class Builder:
     def raster(self, ops: list, t: SSAValue, grid: list[SSAValue]) -> list[SSAValue]:
         """Program ids of linear tile `t`: axes beyond 1 outermost, then groups of `group_m` rows of tiles."""
         pids: list[SSAValue] = [t] * len(grid)
-        plane = binop(ops, arith.MuliOp, grid[0], grid[1])
         rest = t
         if len(grid) > 2:
+            plane = binop(ops, arith.MuliOp, grid[0], grid[1])
             outer = binop(ops, arith.DivSIOp, t, plane)
             rest = binop(ops, arith.RemSIOp, t, plane)
             for axis in range(2, len(grid)):

@@ -121,13 +121,14 @@ def match(kernel: func.FuncOp, mma: FragmentMmaOp) -> KLoop:
     bn, bk_b = b.alloc.result.type.get_shape()
     dtype = fa.elem
     wm, wn = (v.data for v in mma.a.owner.warps.data)
+    if bm // WG_ROWS not in (1, 2) or bm % WG_ROWS:
+        raise refuse(mma, f"BM={bm}: this lowering runs one or two consumer warpgroups (BM = 64 or 128)")
     if bk != bk_b or fb.n.data != bn or wn != 1 or bm != WG_ROWS * wm or fa.m.data != WG_ROWS:
         raise refuse(mma, f"tiles A {bm}x{bk}, B {bn}x{bk_b} on warpgroups [{wm}, {wn}]: this lowering needs one "
-                          "warpgroup per 64 rows of A and the whole N (<= 256) in each", "use BN <= 256")
+                          "warpgroup per 64 rows of A and the whole N (<= 256) in each",
+                     "use BN <= 256 and the default warp grid (no warps= option)")
     if type_name(dtype) not in H.WGMMA_TYPES or bk % 16:
         raise refuse(mma, f"wgmma takes bf16/f16 with K a multiple of 16, got {type_name(dtype)} and BK={bk}")
-    if bm // WG_ROWS not in (1, 2):
-        raise refuse(mma, f"BM={bm}: this lowering runs one or two consumer warpgroups (BM = 64 or 128)")
     ops = list(entry.ops)
     at = ops.index(loop)
     prologue, epilogue = ops[:at], [op for op in ops[at + 1:] if not isinstance(op, func.ReturnOp)]
