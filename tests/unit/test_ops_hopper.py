@@ -92,3 +92,48 @@ def test_a_tile_constant_shared_by_tl_zeros_and_relu_moves_to_the_epilogue():
     ck = tessera.compile(traced, "sm_90a", stages=4, cache=CompileCache(disk=False))
     assert "HGMMA.64x128x16.F32" in ck.sass()
     assert [line.rsplit(": ", 1)[-1] for line in ck.source.splitlines() if "// nv.map" in line] == ["mul", "max"]
+
+
+class FakeDeviceArray:
+    """Host memory behind __cuda_array_interface__: a device array as far as the launcher can tell."""
+
+    def __init__(self, array):
+        self.array = array
+        self.__cuda_array_interface__ = {"shape": array.shape, "typestr": array.dtype.str,
+                                         "data": (array.ctypes.data, False), "version": 3, "strides": None}
+
+
+@pytest.mark.parametrize("reads_c", [False, True])
+def test_ops_gemm_takes_the_sm90a_kernel_on_an_emulated_sm90_device(tmp_path, monkeypatch, reads_c):
+    """The whole road on the CPU: routing, config, tensor maps, persistent launch, warm path, vs float64."""
+    import numpy as np
+
+    import tessera.ops as ops
+    from tessera.compiler import testing
+    from tessera.kernels import gemm as G
+    from tessera.reference.oracles import error_bound, rel_error
+
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(4)
+    M, N, K = 300, 264, 200
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    w = (rng.standard_normal((N, K)) / np.sqrt(K)).astype(np.float16)
+    bias = rng.standard_normal(N).astype(np.float16)
+    c = rng.standard_normal((M, N)).astype(np.float16)
+    out = np.full((M, N), np.nan, np.float16)
+    dest = FakeDeviceArray(out)
+    kw = dict(c=dest, beta=0.5) if reads_c else {}  # in place: C = gelu(A @ W^T + 0.5 C + bias)
+    with testing.emulate_on_host("sm_90") as host:
+        for _ in range(2):  # the second call takes the warm path
+            if reads_c:
+                out[:] = c
+            ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, bias=FakeDeviceArray(bias),
+                     activation="gelu", out=dest, **kw)
+            rec = ops.last_run()
+            assert rec.arch == "sm_90a" and rec.config["schedule"] == ("cooperative" if reads_c else "pingpong")
+            f = lambda x: x.astype(np.float64)  # noqa: E731
+            ref = G.reference_gemm(f(a), f(w), f(c) if reads_c else None, f(bias), None, 1.0,
+                                   0.5 if reads_c else None, trans_b=True, activation="gelu")
+            assert rel_error(out.astype(np.float64), ref) <= error_bound("f16")
+            out[:] = np.nan
+    assert host.launches == 2

@@ -432,16 +432,13 @@ def test_non_persistent_kernels_launch_the_grid_as_given(encoder, monkeypatch):
     assert k._launch_kernel.calls[0][0] == (300, 2, 1)
 
 
-def test_the_host_emulator_refuses_tma_and_persistent_kernels(encoder):
-    ck = hopper_kernel()
-    a, o = np.zeros((64, 64), BF16), np.zeros((64, 64), BF16)
-    with testing.emulate_on_host("sm_90a"):
-        err = expect("RUNTIME_LOAD_FAILED", ck.launch, (1, 1), [a, o, 1.0])
-    assert "emulate_on_host" in err.message and "TMA" in err.message and not o.any()
-    plain = hopper_kernel()
-    params = tuple(p for p in plain.emitted.params if p.role != "tmap")
-    persistent_only = CompiledKernel(plain.traced, EmittedKernel("scale_rows", "", "sm_90a", 128, 0, params, True),
-                                     artifact(), "test", "key", plain._arg_types)
-    with testing.emulate_on_host("sm_90a"):
-        err = expect("RUNTIME_LOAD_FAILED", persistent_only.launch, (1, 1), [a, o, 1.0])
-    assert "persistent" in err.message
+def test_the_host_emulator_encodes_maps_in_its_own_format_and_only_inside_emulation():
+    """emulate_on_host swaps the driver encoder for the g++ emulator's 128-byte map, and back (cache emptied)."""
+    import struct as _struct
+
+    from tessera.runtime import tma as _tma
+
+    with testing.emulate_on_host("sm_90"):
+        m = _tma.encode(1 << 20, "bf16", (300, 200), (208, 1), (128, 64), 128, name="a")
+        assert len(m) == 128 and _struct.unpack_from("<Qqqqiiii", m) == (1 << 20, 300, 200, 416, 128, 64, 128, 2)
+    assert _tma._host_encoder is None and _tma.cache_info()["entries"] == 0

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import struct
 import shutil
 import subprocess
 import tempfile
@@ -116,7 +117,10 @@ _HOPPER_SHIM = r"""
 static inline unsigned __cvta_generic_to_shared(const void* p) { return (unsigned)((const unsigned char*)p - tsr_smem); }
 struct alignas(8) float2 { float x, y; };
 static inline float2 make_float2(float x, float y) { return {x, y}; }
-struct tsr_tensormap { const unsigned char* base; long long rows, cols, pitch; int box_rows, box_cols, swizzle, elem; };
+// host_tensor_map's 128 bytes (the size of a CUtensorMap, so the runtime packs it the same way)
+struct alignas(64) tsr_tensormap {
+  const unsigned char* base; long long rows, cols, pitch; int box_rows, box_cols, swizzle, elem; unsigned char pad[80];
+};
 struct tsr_mbar_state { int count, pending; long long tx; unsigned completed; };
 static tsr_mbar_state tsr_mbars[232448 / 8];
 static std::mutex tsr_mbar_mutex;
@@ -236,12 +240,22 @@ def _library(source: str) -> ctypes.CDLL:
     return ctypes.CDLL(str(lib))
 
 
-class _HostTensorMap(ctypes.Structure):
-    """The host emulator's stand-in for a CUtensorMap (_HOPPER_SHIM's tsr_tensormap)."""
+def host_tensor_map(address: int, elem: str, sizes, strides, box, swizzle: int) -> bytes:
+    """The host emulator's stand-in for a CUtensorMap: 128 bytes read as _HOPPER_SHIM's tsr_tensormap.
 
-    _fields_ = [("base", ctypes.c_void_p), ("rows", ctypes.c_longlong), ("cols", ctypes.c_longlong),
-                ("pitch", ctypes.c_longlong), ("box_rows", ctypes.c_int), ("box_cols", ctypes.c_int),
-                ("swizzle", ctypes.c_int), ("elem", ctypes.c_int)]
+    sizes and strides are in elements (dim 1 innermost, as tessera.runtime.tma.encode takes them).
+    """
+    size = {"bf16": 2, "f16": 2, "f32": 4}[elem]
+    raw = struct.pack("<Qqqqiiii", address, sizes[0], sizes[1], strides[0] * size, box[0], box[1], swizzle, size)
+    return raw + bytes(128 - len(raw))
+
+
+def tensor_map_arg(raw: bytes):
+    """A 64-byte aligned ctypes copy of a 128-byte map (what a tsr_tensormap parameter is read from)."""
+    buf = (ctypes.c_ubyte * 192)()
+    at = -ctypes.addressof(buf) % 64
+    ctypes.memmove(ctypes.addressof(buf) + at, raw, 128)
+    return buf, ctypes.c_void_p(ctypes.addressof(buf) + at)
 
 
 PERSISTENT_CTAS = 3  # CTAs a persistent kernel gets here: several tiles each, and both ping-pong consumers busy
@@ -274,13 +288,16 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
         elif p.role == "tmap":
             if current.ndim != 2 or current.strides[1] != current.itemsize:
                 raise D.TesseraError(D.RUNTIME_TMA_INVALID, f"{p.name}: TMA reads 2-D arrays with contiguous rows")
-            values.append(_HostTensorMap(current.ctypes.data, current.shape[0], current.shape[1], current.strides[0],
-                                         p.box[0], p.box[1], p.swizzle, current.itemsize))
+            raw = host_tensor_map(current.ctypes.data, {2: "bf16", 4: "f32"}[current.itemsize], current.shape,
+                                  (current.strides[0] // current.itemsize, 1), p.box, p.swizzle)
+            values.append(tensor_map_arg(raw))
         elif p.role == "grid":
             values.append(ctypes.c_int(logical[p.dim]))
         else:
             values.append(_C_TYPES[p.ctype](current))
-    argv = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+    argv = (ctypes.c_void_p * len(values))(*[v[1] if isinstance(v, tuple) else ctypes.cast(ctypes.pointer(v),
+                                                                                              ctypes.c_void_p)
+                                               for v in values])
     grid = logical
     if kernel.persistent:
         grid = (min(PERSISTENT_CTAS, logical[0] * logical[1] * logical[2]), 1, 1)

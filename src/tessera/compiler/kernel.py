@@ -144,13 +144,6 @@ class CompiledKernel:
         hit = self._loaded.get(key)
         if hit is None:
             if backend is not None:
-                if self._derived.active:
-                    what = "TMA tensor maps" if self._derived.tmaps else "a persistent launch"
-                    raise RuntimeLaunchError(D.RUNTIME_LOAD_FAILED, f"{self.name} ({self.arch}) takes {what}, which "
-                                             "the emulate_on_host launch path does not pass", kernel=self.name,
-                                             hint="run it on an sm_90a GPU, or run the emitted kernel with "
-                                                  "tessera.codegen.emit_host.run_on_host (it emulates TMA, "
-                                                  "mbarriers and wgmma)")
                 hit = backend.load(self)
             else:
                 from tessera.runtime.launch import load
@@ -342,6 +335,9 @@ class CompiledKernel:
 
 
 def _sm_count(device: int) -> int:
-    """SMs of `device`: how many CTAs a persistent kernel launches at most."""
+    """SMs of `device`: how many CTAs a persistent kernel launches at most (the host emulator's own count)."""
+    host = testing.backend()
+    if host is not None:
+        return host.sm_count
     from tessera.runtime.device import device_info
     return device_info(device).sm_count

@@ -82,12 +82,16 @@ def inject_faults(*, source: Callable[[str], str] | None = None, artifact: Calla
 def emulate_on_host(arch: str = "sm_90"):
     """Run CompiledKernel launches (and so the ops' cuda lane) on the g++ host emulator inside the block."""
     global _backend
+    from tessera.codegen.emit_host import host_tensor_map
+    from tessera.runtime import tma
     with _lock:
         previous, _backend = _backend, HostBackend(arch)
+    tma.use_host_encoder(host_tensor_map)
     try:
         yield _backend
     finally:
         _backend = previous
+        tma.use_host_encoder(None)
 
 
 class HostBackend:
@@ -96,6 +100,8 @@ class HostBackend:
     def __init__(self, arch: str):
         self.arch = arch
         self.launches = 0
+        from tessera.codegen.emit_host import PERSISTENT_CTAS
+        self.sm_count = PERSISTENT_CTAS  # a persistent kernel runs this many CTAs here
 
     def load(self, kernel) -> "HostKernel":
         """Refuse what `tessera.runtime.load` refuses before the driver sees it: a bad hash, a foreign arch."""
@@ -137,13 +143,20 @@ class HostKernel:
         if not 1 <= len(dims) <= 3 or not all(type(d) is int and d >= 1 for d in dims):
             raise self._fail(f"grid must be a positive int or 1 to 3 positive ints, got {grid!r}")
         self.binder.bind(args)  # the runtime's own checks: kinds, ranges, dtypes, extents
-        values = []
+        from tessera.codegen.emit_host import tensor_map_arg
+        values, keep = [], []
         for p, a in zip(self.binder.params, args):
             if isinstance(a, np.ndarray):
                 a = a.ctypes.data
-            values.append(_C_TYPES[p.kind](a))
-        argv = (ctypes.c_void_p * max(1, len(values)))(
-            *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+            if p.kind == "tmap":  # tessera.codegen.emit_host.host_tensor_map's 128 bytes, read in place
+                buf, at = tensor_map_arg(bytes(a))
+                keep.append(buf)
+                values.append(at)
+            else:
+                v = _C_TYPES[p.kind](a)
+                keep.append(v)
+                values.append(ctypes.cast(ctypes.pointer(v), ctypes.c_void_p))
+        argv = (ctypes.c_void_p * max(1, len(values)))(*values)
         self.lib.tsr_host_launch(argv, *(dims + (1,) * (3 - len(dims))))
         self.backend.launches += 1
         return self.result

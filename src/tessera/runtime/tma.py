@@ -215,9 +215,25 @@ def encode(address: int, elem: str, sizes, strides, box, swizzle: int, *, name: 
     if hit is not None:
         return hit
     check(name, elem, tuple(sizes), tuple(strides), tuple(box), swizzle, address, kernel)
-    value = _encode_raw(address, elem, tuple(sizes), tuple(strides), tuple(box), swizzle, name, kernel)
+    if _host_encoder is not None:  # tessera.compiler.testing.emulate_on_host: the g++ emulator's format
+        value = TensorMap(_host_encoder(address, elem, tuple(sizes), tuple(strides), tuple(box), swizzle))
+    else:
+        value = _encode_raw(address, elem, tuple(sizes), tuple(strides), tuple(box), swizzle, name, kernel)
     _cache.put(key, value)
     return value
+
+
+_host_encoder = None
+
+
+def use_host_encoder(encoder) -> None:
+    """Encode maps with `encoder` (the host emulator's) instead of the driver, or the driver again with None.
+
+    The cache is emptied both ways: a host map must never reach the driver, nor a driver map the emulator.
+    """
+    global _host_encoder
+    _host_encoder = encoder
+    _cache.clear()
 
 
 def cache_info() -> dict:
