@@ -51,13 +51,13 @@ from tessera.ir import nv_ops as nv
 from tessera.ir import tile_ops as T
 from tessera.ir.fragment_ops import FragmentMmaOp
 from tessera.passes.arch import parse_arch
+from tessera.passes.lower_to_nv import SMEM_LIMIT
 from tessera.passes.pipeline import register_pass
 from tessera.passes.wgmma_epilogue import Epilogue
 from tessera.passes.wgmma_kloop import WG_ROWS, KLoop, binop, index_const, is_scalar, match, refuse
 
 MAX_STAGES = 8
 SCHEDULES = ("cooperative", "pingpong")
-SMEM_LIMIT = 227 * 1024
 PRODUCER_REGS, CONSUMER_REGS = 40, 232  # 128*40 + 256*232 <= 64K registers (two consumer warpgroups)
 
 
@@ -120,10 +120,11 @@ class Builder:
         if sw == 0:
             raise refuse(kl.mma, f"BK={kl.bk}: a K step must be at least 32 bytes (16 elements) for TMA swizzling")
         self.lay = Layout(stages, kl.bm * kl.bk * eb, kl.bn * kl.bk * eb, sw, sw // eb, 2 if self.pingpong else 0)
-        if self.lay.total > SMEM_LIMIT:
+        limit = SMEM_LIMIT[(9, 0)]
+        if self.lay.total > limit:
             raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of A {kl.bm}x{kl.bk} and B {kl.bn}x{kl.bk} "
                                                      f"need {self.lay.total} bytes of shared memory; sm_90a has "
-                                                     f"{SMEM_LIMIT}", op=kl.mma,
+                                                     f"{limit}", op=kl.mma,
                                  hint="use fewer stages or a smaller BK")
         self.grid_axes = 1 + max([op.axis.data for op in kl.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
@@ -283,7 +284,7 @@ class Builder:
             inner.append(H.MbarrierWaitOp(stage, free, lay.empty))
             inner.append(H.MbarrierExpectTxOp(stage, lay.full, lay.a_stage + lay.b_stage))
             for opnd, base, stage_bytes in ((kl.a, lay.a_base, lay.a_stage), (kl.b, lay.b_base, lay.b_stage)):
-                row, col = (body_map.get(v, mapping.get(v, v)) for v in opnd.view.offsets)
+                row, col = (body_map.get(v, v) for v in opnd.view.offsets)
                 for j in range(kl.bk // lay.box_cols):
                     c = col if j == 0 else binop(inner, arith.AddiOp, col, j * lay.box_cols)
                     inner.append(H.TmaLoadOp(opnd.memref, row, c, stage, dst=base + j * opnd.rows * lay.swizzle,
@@ -301,32 +302,31 @@ class Builder:
                     for acc, r in zip(block.args[2:], rows)]
             dones = [H.WgmmaWaitOp(m.result, blocks) for m in mmas]  # this step's groups may stay in flight
             inner += [*mmas, *dones]
-            started = arith.CmpiOp(step_it, it, "ne")
-            inner.append(started)
-            release: list[Operation] = []
-            before = binop(release, arith.SubiOp, step_it, 1)
-            prev = binop(release, arith.RemSIOp, before, lay.stages)
-            release += [H.MbarrierArriveOp(prev, lay.empty), scf.YieldOp()]
-            inner.append(scf.IfOp(started, [], release))
+            self.release_previous(inner, step_it, it)
             results = [binop(inner, arith.AddiOp, step_it, 1), *(d.result for d in dones)]
         inner.append(scf.YieldOp(*results))
         block.add_ops(inner)
-        lb, ub, st = (body_map.get(v, mapping.get(v, v)) for v in (loop.lb, loop.ub, loop.step))
+        lb, ub, st = (body_map.get(v, v) for v in (loop.lb, loop.ub, loop.step))
         new_loop = scf.ForOp(lb, ub, st, carried, block)
         ops.append(new_loop)
         if role == "consumer":
             drained = [H.WgmmaWaitOp(r, 0) for r in new_loop.results[1:]]
-            ran = arith.CmpiOp(new_loop.results[0], it, "ne")
-            release = []
-            last = binop(release, arith.RemSIOp, binop(release, arith.SubiOp, new_loop.results[0], 1), lay.stages)
-            release += [H.MbarrierArriveOp(last, lay.empty), scf.YieldOp()]
-            ops += [*drained, ran, scf.IfOp(ran, [], release)]
+            ops += drained
+            self.release_previous(ops, new_loop.results[0], it)
             if turn is not None:  # hand the ring to the partner, then run this tile's epilogue
                 ops.append(H.MbarrierArriveOp(binop(ops, arith.SubiOp, index_const(ops, 1), consumer), self.lay.turn))
             blocks_at = [index_const(ops, b) for b in range(blocks)] if self.pingpong else [consumer]
             for d, r in zip(drained, blocks_at):
                 Epilogue(kl, r, mapping).lower(ops, d.result)
         return new_loop.results[0]
+
+    def release_previous(self, ops: list, step: SSAValue, first: SSAValue) -> None:
+        """Hand slot (step - 1) % stages back to the producer, unless `step` is this tile's `first` (no step yet)."""
+        started = arith.CmpiOp(step, first, "ne")
+        release: list[Operation] = []
+        prev = binop(release, arith.RemSIOp, binop(release, arith.SubiOp, step, 1), self.lay.stages)
+        release += [H.MbarrierArriveOp(prev, self.lay.empty), scf.YieldOp()]
+        ops += [started, scf.IfOp(started, [], release)]
 
 
 def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int,
@@ -336,12 +336,9 @@ def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: 
     new_ops = builder.body()
     block = kernel.body.block
     ret = block.last_op
-    for op in reversed([op for op in block.ops if op is not ret]):
+    for op in reversed([op for op in block.ops if op is not ret]):  # users before what they use
         op.detach()
         op.drop_all_references()
-    for op in list(block.ops):
-        if op is not ret:
-            op.erase(safe_erase=False)
     block.insert_ops_before(new_ops, ret)
     kernel.attributes["nv.num_threads"] = IntegerAttr(128 * (1 + kl.consumers), i64)
     kernel.attributes["nv.smem_bytes"] = IntegerAttr(builder.lay.total, i64)

@@ -30,15 +30,27 @@ class Epilogue:
     def slots(self, elem) -> object:
         return nv.vec(self.kl.bn // 2, elem)
 
-    def tile_ok(self, op: Operation, t) -> bool:
+    def tile_ok(self, op: Operation, t) -> None:
         """[BM, BN] tiles and [1, BN] rows (kept broadcast) are what the epilogue can hold."""
         if not isinstance(t, TileType):
-            return True
+            return
         shape = tuple(t.get_shape())
         if shape not in ((self.kl.bm, self.kl.bn), (1, self.kl.bn)):
             raise refuse(op, f"{op.name} on a {'x'.join(map(str, shape))} tile: the wgmma epilogue holds "
                              f"{self.kl.bm}x{self.kl.bn} tiles and 1x{self.kl.bn} rows")
-        return True
+
+    def slotwise(self, op: Operation, get) -> Operation | None:
+        """The slot-wise nv op for an elementwise, splat, constant or convert tile op (None for other ops)."""
+        if not isinstance(op, (T.ElementwiseOp, T.SplatOp, T.ConstantOp, T.ConvertOp)):
+            return None
+        slots = self.slots(op.results[0].type.element_type)
+        if isinstance(op, T.ElementwiseOp):
+            return nv.MapOp(op.name.split(".", 1)[1], *[get(a) for a in op.args], result_type=slots)
+        if isinstance(op, T.SplatOp):
+            return nv.SplatOp(get(op.scalar), slots)
+        if isinstance(op, T.ConstantOp):
+            return nv.FillOp(op.value.value.data, slots)
+        return nv.ConvertOp(get(op.source), slots)
 
     def lower(self, ops: list, acc: SSAValue) -> None:
         m = self.map
@@ -53,32 +65,18 @@ class Epilogue:
                 row_off = binop(ops, arith.MuliOp, self.row_block, WG_ROWS)
             return binop(ops, arith.AddiOp, m.get(row, row), row_off)
 
+        def get(v: SSAValue) -> SSAValue:
+            return m.get(v, v)
+
         for op in self.kl.epilogue:
             for v in op.results:
                 self.tile_ok(op, v.type)
-            get = lambda v: m.get(v, v)  # noqa: E731
-            if isinstance(op, FragmentUnpackOp):
+            new = self.slotwise(op, get)
+            if new is not None:
+                ops.append(new)
+                m[op.results[0]] = new.results[0]
+            elif isinstance(op, FragmentUnpackOp):
                 m[op.result] = get(op.source)
-            elif isinstance(op, FragmentStoreOp):
-                r, c = op.offsets
-                ops.append(H.WgaccStoreOp(get(op.value), op.dest, rows(op, r, True), get(c), self.kl.bn))
-            elif isinstance(op, T.ElementwiseOp):
-                new = nv.MapOp(op.name.split(".", 1)[1], *[get(a) for a in op.args],
-                               result_type=self.slots(op.result.type.element_type))
-                ops.append(new)
-                m[op.result] = new.result
-            elif isinstance(op, T.SplatOp):
-                new = nv.SplatOp(get(op.scalar), self.slots(op.result.type.element_type))
-                ops.append(new)
-                m[op.result] = new.result
-            elif isinstance(op, T.ConstantOp):
-                new = nv.FillOp(op.value.value.data, self.slots(op.result.type.element_type))
-                ops.append(new)
-                m[op.result] = new.result
-            elif isinstance(op, T.ConvertOp):
-                new = nv.ConvertOp(get(op.source), self.slots(op.result.type.element_type))
-                ops.append(new)
-                m[op.result] = new.result
             elif isinstance(op, T.BroadcastOp):
                 if tuple(op.source.type.get_shape()) != (1, self.kl.bn):
                     raise refuse(op, "the wgmma epilogue broadcasts only [1, BN] rows over the tile")
@@ -92,8 +90,9 @@ class Epilogue:
                                     pad=op.padding.value.data)
                 ops.append(new)
                 m[op.result] = new.result
-            elif isinstance(op, T.StoreOp):
-                if len(op.offsets) != 2 or tuple(op.value.type.get_shape()) != (self.kl.bm, self.kl.bn):
+            elif isinstance(op, (T.StoreOp, FragmentStoreOp)):  # a fragment store holds the whole acc already
+                if isinstance(op, T.StoreOp) and (len(op.offsets) != 2 or
+                                                  tuple(op.value.type.get_shape()) != (self.kl.bm, self.kl.bn)):
                     raise refuse(op, f"the wgmma epilogue stores whole {self.kl.bm}x{self.kl.bn} tiles of 2-D memrefs")
                 r, c = op.offsets
                 ops.append(H.WgaccStoreOp(get(op.value), op.dest, rows(op, r, True), get(c), self.kl.bn))
