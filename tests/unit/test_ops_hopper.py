@@ -26,6 +26,7 @@ def test_the_sm90a_kernel_runs_for_tma_readable_nk_operands_on_sm90_only():
     assert not H.eligible("sm_90", view((64, 64), (1, 64)), W, False, True)                          # column-major
     assert not H.eligible("sm_90", view((64, 64), (64, 1), "f32"), view((64, 64), (64, 1), "f32"), False, True)
     assert not H.eligible("sm_90", view((64, 64), (64, 1), ptr=None), W, False, True)                # host array
+    assert not H.eligible("sm_90", view((64, 0), (0, 1)), view((32, 0), (0, 1)), False, True)        # K = 0: no map
 
 
 def test_default_rule_big_tiles_for_two_waves_and_long_k_else_pingpong():

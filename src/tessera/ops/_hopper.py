@@ -56,10 +56,19 @@ class HopperConfig:
         return {"BM": self.BM, "BN": self.BN, "BK": self.BK, "stages": self.stages, "schedule": self.schedule}
 
 
-def _tma_ok(v, itemsize: int = 2) -> bool:
-    """A 2-D device array TMA can read: contiguous rows, 16-byte row pitch and base (runtime/tma.py's rules)."""
-    return (v.ptr is not None and v.strides is not None and len(v.shape) == 2 and v.strides[1] == 1
-            and (v.strides[0] * itemsize) % 16 == 0 and v.ptr % 16 == 0)
+def _tma_ok(v) -> bool:
+    """A device array TMA can read, by the runtime's own rules (tessera.runtime.tma.check): 2-D, non-empty,
+    contiguous rows, 16-byte row pitch and base. Anything else runs the sm_90 kernel instead of failing there."""
+    from tessera.ir.diagnostics import TesseraError
+    from tessera.runtime import tma
+
+    if v.ptr is None or v.strides is None or len(v.shape) != 2:
+        return False
+    try:
+        tma.check("operand", v.dtype, v.shape, v.strides, (64, 64), 128, v.ptr)
+    except TesseraError:
+        return False
+    return True
 
 
 def eligible(arch: str, A, B, ta: bool, tb: bool) -> bool:
