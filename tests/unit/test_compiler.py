@@ -22,6 +22,7 @@ from tessera.kernels import flash_attention as FA
 from tessera.kernels import gemm as G
 from tessera.kernels import linear_attention as LA
 from tessera.runtime import CompileCache, has_gpu
+from _device_arrays import FakeDeviceArray
 
 T = tessera.tensor
 BF16 = ml_dtypes.bfloat16
@@ -216,16 +217,6 @@ def test_no_arch_and_no_gpu_is_coded():
 
 
 # --- CompiledKernel.launch checks its arguments before it loads anything ----------------------------
-
-class FakeDeviceArray:
-    """Host memory behind __cuda_array_interface__: a device array as far as the launcher can tell."""
-
-    def __init__(self, array: np.ndarray, offset_bytes: int = 0, typestr: str | None = None):
-        self.array = array
-        self.__cuda_array_interface__ = {"shape": array.shape, "typestr": typestr or array.dtype.str,
-                                         "data": (array.ctypes.data + offset_bytes, False), "version": 3,
-                                         "strides": None}
-
 
 def launch_case(M=70, N=40, K=30):
     rng = np.random.default_rng(0)

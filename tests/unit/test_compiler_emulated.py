@@ -23,19 +23,11 @@ from tessera.ir.diagnostics import TesseraError
 from tessera.kernels import gemm as G
 from tessera.reference.oracles import error_bound, rel_error
 from tessera.runtime import CompileCache
+from _device_arrays import FakeDeviceArray
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the host emulator needs g++ (C++20)")
 T = tessera.tensor
 BF16 = ml_dtypes.bfloat16
-
-
-class FakeDeviceArray:
-    """Host memory behind __cuda_array_interface__: what the launcher takes for a device array."""
-
-    def __init__(self, array: np.ndarray):
-        self.array = array
-        self.__cuda_array_interface__ = {"shape": array.shape, "typestr": array.dtype.str,
-                                         "data": (array.ctypes.data, False), "version": 3, "strides": None}
 
 
 @pytest.fixture(scope="module")

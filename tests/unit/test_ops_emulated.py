@@ -27,23 +27,14 @@ from tessera.kernels import linear_attention as LA
 from tessera.ops.configs import gemm_config
 from tessera.reference.oracles import error_bound, rel_error
 from tessera.runtime import CompileCache
+from _device_arrays import FakeDeviceArray, randn as _randn
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the host emulator needs g++ (C++20)")
 BF16 = ml_dtypes.bfloat16
 
 
 def randn(shape, dtype=BF16, seed=0, scale=1.0):
-    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(dtype)
-
-
-class FakeDeviceArray:
-    """Host memory behind __cuda_array_interface__: a device array as far as tessera.ops can tell."""
-
-    def __init__(self, array: np.ndarray, offset_bytes: int = 0):
-        self.array = array
-        self.__cuda_array_interface__ = {"shape": array.shape, "typestr": array.dtype.str,
-                                         "data": (array.ctypes.data + offset_bytes, False), "version": 3,
-                                         "strides": None}
+    return _randn(shape, dtype, seed, scale)
 
 
 class TorchLikeDtype:

@@ -7,6 +7,7 @@ import pytest
 from tessera.compiler.arrays import ArrayView
 from tessera.ops import _hopper as H
 from tessera.ops import autotune
+from _device_arrays import FakeDeviceArray
 
 
 def view(shape, strides, dtype="bf16", ptr=1 << 20):
@@ -93,15 +94,6 @@ def test_a_tile_constant_shared_by_tl_zeros_and_relu_moves_to_the_epilogue():
     ck = tessera.compile(traced, "sm_90a", stages=4, cache=CompileCache(disk=False))
     assert "HGMMA.64x128x16.F32" in ck.sass()
     assert [line.rsplit(": ", 1)[-1] for line in ck.source.splitlines() if "// nv.map" in line] == ["mul", "max"]
-
-
-class FakeDeviceArray:
-    """Host memory behind __cuda_array_interface__: a device array as far as the launcher can tell."""
-
-    def __init__(self, array):
-        self.array = array
-        self.__cuda_array_interface__ = {"shape": array.shape, "typestr": array.dtype.str,
-                                         "data": (array.ctypes.data, False), "version": 3, "strides": None}
 
 
 @pytest.mark.parametrize("reads_c", [False, True])

@@ -26,23 +26,11 @@ from tessera.ir.diagnostics import TesseraError
 from tessera.ops import _common, _gemm, _warm
 from tessera.ops.configs import gemm_config
 from tessera.runtime import CompileCache
+from _device_arrays import FakeDeviceArray
 
 pytest.importorskip("cuda.bindings.driver")
 M = N = K = 64
 BOUND_US = 30.0
-
-
-class FakeDeviceArray:
-    """Host memory behind __cuda_array_interface__ (never dereferenced: the launch is stubbed)."""
-
-    def __init__(self, array: np.ndarray, offset_bytes: int = 0, strides=None):
-        self.array = array
-        self.__cuda_array_interface__ = {"shape": array.shape, "typestr": array.dtype.str,
-                                         "data": (array.ctypes.data + offset_bytes, False), "version": 3,
-                                         "strides": strides}
-
-    def copy_(self, other: "FakeDeviceArray") -> None:  # what tessera uses to copy c into a separate out
-        np.copyto(self.array, other.array)
 
 
 @pytest.fixture()
