@@ -334,28 +334,20 @@ def tessera_gemm(A, W, out, config: dict, *, bias=None, activation: str = "none"
     if config.get("SPLIT_K", 1) > 1:
         return _tessera_splitk(A, W, out, config, bias=bias, activation=activation, arch=arch, dt=dt)
     BM, BN, BK, stages = config["BM"], config["BN"], config["BK"], config["stages"]
-    key = (dt, BM, BN, BK, stages, config.get("schedule"), bias is not None, activation, arch)
-    ck = _compiled.get(key)
-    if ck is None:
+
+    def build():  # only on the first call for this key
         from tessera import tl
         from tessera.compiler import compile as tessera_compile
         from tessera.dsl.specs import ScalarSpec, tensor
         from tessera.kernels.gemm import gemm
 
-        t0 = time.perf_counter()
-        try:
-            specs = (tensor(("M", "K"), dt), tensor(("N", "K"), dt), tensor(("M", "N"), dt),
-                     tensor((1, "N"), dt) if bias is not None else None, None, ScalarSpec(tl.f32), None)
-            ck = tessera_compile(gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True, ACTIVATION=activation),
-                                 arch=arch, pipeline=_pipeline(arch, config))
-        except Exception as err:  # noqa: BLE001 - kept, so the next shape does not recompile to fail again
-            ck = err
-        _compiled[key] = ck
-        COMPILES.append({"dtype": dt, "config": dict(config), "bias": bias is not None, "activation": activation,
-                         "arch": arch, "seconds": round(time.perf_counter() - t0, 2),
-                         "error": None if not isinstance(ck, Exception) else _error_text(ck)})
-    if isinstance(ck, Exception):
-        raise ck
+        specs = (tensor(("M", "K"), dt), tensor(("N", "K"), dt), tensor(("M", "N"), dt),
+                 tensor((1, "N"), dt) if bias is not None else None, None, ScalarSpec(tl.f32), None)
+        return tessera_compile(gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True, ACTIVATION=activation),
+                               arch=arch, pipeline=_pipeline(arch, config))
+
+    ck = _compile_once(("gemm", dt, BM, BN, BK, stages, config.get("schedule"), bias is not None, activation, arch),
+                       build, config, dt, bias, activation, arch)
     M, N = A.shape[0], W.shape[0]
     g = grid(M, N, BM=BM, BN=BN)
     args = ck.traced.func_args(A, W, out, bias, None, 1.0, None)  # None-specialised arguments drop out
@@ -376,6 +368,7 @@ def _pipeline(arch: str, config: dict) -> str:
 
 
 def _compile_once(key, build, config, dt, bias, activation, arch):
+    """build() once per key (key[0] names the kernel); a compile error is kept, recorded and raised again."""
     ck = _compiled.get(key)
     if ck is None:
         t0 = time.perf_counter()
