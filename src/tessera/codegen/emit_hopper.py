@@ -18,6 +18,7 @@ from tessera.ir import diagnostics as D
 from tessera.ir import nv_hopper_ops as H
 from tessera.ir.nv_types import ints
 from tessera.layouts.smem_swizzle import smem_layout
+from tessera.passes.lower_to_nv import elem_bytes
 
 SWIZZLE_MODE = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
 
@@ -184,20 +185,16 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
         at1 = f"{mr.ptr}[gr_ * {mr.strides[0]} + (gc_ + 1) * {mr.strides[1]}]"
         lo, hi = C.read_bits(elem, v, "i_ - 1"), C.read_bits(elem, v, "i_")
         pair = (f"{mr.strides[1]} == 1 && ({mr.strides[0]} & 1) == 0 && gc_ + 1 < {mr.sizes[1]} && "
-                f"(reinterpret_cast<unsigned long long>({mr.ptr}) & {2 * _bytes(elem) - 1}) == 0")
+                f"(reinterpret_cast<unsigned long long>({mr.ptr}) & {2 * elem_bytes(elem) - 1}) == 0")
         e.line(f"if (gr_ < {mr.sizes[0]}) {{")
         if C.is_half(elem):
             e.line(f"  if ({pair}) *reinterpret_cast<tsr_u32*>(&{at}) = {v}[i_ >> 1];")
-        elif _bytes(elem) == 4:
+        elif elem_bytes(elem) == 4:
             e.line(f"  if ({pair}) *reinterpret_cast<float2*>(&{at}) = make_float2({lo}, {hi});")
         else:
             e.line("  if (false) {}")
         e.line(f"  else {{ if (gc_ < {mr.sizes[1]}) {at} = ({mem}){lo}; if (gc_ + 1 < {mr.sizes[1]}) {at1} = ({mem}){hi}; }}")
         e.line("}")
-
-
-def _bytes(elem) -> int:
-    return {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "i32": 4}.get(C.name_of(elem), 4)
 
 
 HOPPER_EMITTERS = {

@@ -245,7 +245,9 @@ def host_tensor_map(address: int, elem: str, sizes, strides, box, swizzle: int) 
 
     sizes and strides are in elements (dim 1 innermost, as tessera.runtime.tma.encode takes them).
     """
-    size = {"bf16": 2, "f16": 2, "f32": 4}[elem]
+    from tessera.runtime.tma import ITEMSIZE
+
+    size = ITEMSIZE[elem]
     raw = struct.pack("<Qqqqiiii", address, sizes[0], sizes[1], strides[0] * size, box[0], box[1], swizzle, size)
     return raw + bytes(128 - len(raw))
 
@@ -288,7 +290,9 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
         elif p.role == "tmap":
             if current.ndim != 2 or current.strides[1] != current.itemsize:
                 raise D.TesseraError(D.RUNTIME_TMA_INVALID, f"{p.name}: TMA reads 2-D arrays with contiguous rows")
-            raw = host_tensor_map(current.ctypes.data, {2: "bf16", 4: "f32"}[current.itemsize], current.shape,
+            from tessera.compiler.arrays import dtype_name
+
+            raw = host_tensor_map(current.ctypes.data, dtype_name(current.dtype), current.shape,
                                   (current.strides[0] // current.itemsize, 1), p.box, p.swizzle)
             values.append(tensor_map_arg(raw))
         elif p.role == "grid":
