@@ -18,6 +18,14 @@ DTYPES = ("bf16", "f16", "f32")
 GRID_Y_LIMIT = 65535
 
 
+def _qkv(ck: Checker, q, k, v):
+    """The q, k, v ArrayViews: rank 4, one dtype of DTYPES (both attentions take them alike)."""
+    Q, K, V = (ck.array(name, x, DTYPES, 4) for name, x in (("q", q), ("k", k), ("v", v)))
+    if not Q.dtype == K.dtype == V.dtype:
+        raise ck.fail(D.OPS_ARG_DTYPE, f"q is {Q.dtype}, k is {K.dtype}, v is {V.dtype}; they take one dtype")
+    return Q, K, V
+
+
 def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="auto", stream=None):
     """Softmax attention forward: returns (o, lse) with o = softmax(scale * q @ k^T [+ causal mask]) @ v.
 
@@ -42,11 +50,7 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
                 return done[0], done[1]
     lane = start("attention", lane)
     ck = Checker("attention", lane)
-    Q = ck.array("q", q, DTYPES, 4)
-    Kv = ck.array("k", k, DTYPES, 4)
-    V = ck.array("v", v, DTYPES, 4)
-    if not Q.dtype == Kv.dtype == V.dtype:
-        raise ck.fail(D.OPS_ARG_DTYPE, f"q is {Q.dtype}, k is {Kv.dtype}, v is {V.dtype}; they take one dtype")
+    Q, Kv, V = _qkv(ck, q, k, v)
     B, H, S_q, Dh = Q.shape
     _, H_kv, S_k, _ = Kv.shape
     if Dh not in HEAD_DIMS:
@@ -115,11 +119,7 @@ def linear_attention(q, k, v, g=None, *, out=None, lane="auto", stream=None):
             return done[0]
     lane = start("linear_attention", lane)
     ck = Checker("linear_attention", lane)
-    Q = ck.array("q", q, DTYPES, 4)
-    Kk = ck.array("k", k, DTYPES, 4)
-    V = ck.array("v", v, DTYPES, 4)
-    if not Q.dtype == Kk.dtype == V.dtype:
-        raise ck.fail(D.OPS_ARG_DTYPE, f"q is {Q.dtype}, k is {Kk.dtype}, v is {V.dtype}; they take one dtype")
+    Q, Kk, V = _qkv(ck, q, k, v)
     B, H, T, D_k = Q.shape
     D_v = V.shape[3]
     if Kk.shape != Q.shape:
