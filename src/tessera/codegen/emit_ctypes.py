@@ -149,12 +149,19 @@ static __device__ __forceinline__ tsr_u32 tsr_set_half(tsr_u32 w, int j, tsr_u32
 }
 // bf16 <-> f32: bf16 is the high half of an f32; rounding is to nearest even, NaN stays NaN.
 static __device__ __forceinline__ float tsr_bf16_f32(tsr_u32 h) { return __uint_as_float(h << 16); }
+#ifdef TESSERA_HOST_EMULATION
 static __device__ __forceinline__ tsr_u32 tsr_f32_bf16(float x) {
   const tsr_u32 u = __float_as_uint(x);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;
   return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
 }
-#ifndef TESSERA_HOST_EMULATION
+#else
+// One cvt (sm_80+) instead of the integer rounding above; ptxas pairs two of them into one F2FP pack.
+static __device__ __forceinline__ tsr_u32 tsr_f32_bf16(float x) {
+  tsr_u16 h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
+  return h;
+}
 static __device__ __forceinline__ float tsr_f16_f32(tsr_u32 h) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((tsr_u16)h));

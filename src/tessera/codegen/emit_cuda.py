@@ -109,6 +109,7 @@ class Emitter:
         self.memrefs: dict[SSAValue, Memref] = {}
         self.tmaps: dict[SSAValue, str] = {}  # memref argument -> name of its TMA tensor-map parameter
         self.uses_groups = False
+        self.fast_windows: dict = {}  # window op -> (base pointer, row-step) names on an interior path
 
     # -- text ------------------------------------------------------------------
     def line(self, text: str) -> None:

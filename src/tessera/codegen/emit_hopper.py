@@ -157,10 +157,68 @@ def _acc_coords(e, op, i: str, broadcast: bool = False) -> tuple[str, str]:
     return row, f"{e[op.col]} + 2 * (tid & 3) + 8 * (({i}) >> 2) + (({i}) & 1)"
 
 
+def _window_memref(e, op):
+    return e.memref(op.dest if op.name == "nv.wgacc_store" else op.source, op)
+
+
+def _window_elem(op):
+    return (op.value if op.name == "nv.wgacc_store" else op.result).type.element_type
+
+
+def interior_condition(e, ops) -> str | None:
+    """C condition under which every accumulator window of a run lies inside its memref, pair-aligned.
+
+    Under it the run's loads and stores need no per-element bounds checks and
+    each column pair is one 4- or 8-byte access from a per-thread base pointer;
+    a persistent GEMM's tiles are nearly all interior, so the epilogue runs
+    this path and the edge tiles take the checked one. None when the run has no
+    window, or one whose element size has no paired access.
+    """
+    windows = [op for op in ops if op.name in SLOTWISE]
+    if not windows or any(elem_bytes(_window_elem(op)) not in (2, 4) for op in windows):
+        return None
+    conds = []
+    for op in windows:
+        mr, n = _window_memref(e, op), op.n.value.data
+        row, col = e[op.row], e[op.col]
+        rows = f"{row} < {mr.sizes[0]}" if getattr(op, "broadcast_rows", None) is not None and \
+            op.broadcast_rows.value.data else f"{row} + 64 <= {mr.sizes[0]}"
+        align = 2 * elem_bytes(_window_elem(op)) - 1
+        conds.append(f"{row} >= 0 && {rows} && ({col} & 1) == 0 && {col} + {n} <= {mr.sizes[1]} && "
+                     f"{mr.strides[1]} == 1 && ({mr.strides[0]} & 1) == 0 && "
+                     f"(reinterpret_cast<unsigned long long>({mr.ptr}) & {align}) == 0")
+    return " && ".join(dict.fromkeys(f"({c})" for c in conds))
+
+
+def declare_window_bases(e, ops) -> None:
+    """Per-thread base pointers of the run's windows (inside `interior_condition`): slot i adds constants."""
+    for op in ops:
+        if op.name not in SLOTWISE:
+            continue
+        mr, elem = _window_memref(e, op), _window_elem(op)
+        bcast = op.name == "nv.wgacc_load" and op.broadcast_rows.value.data
+        row = e[op.row] if bcast else f"{e[op.row]} + 16 * ((tid & 127) >> 5) + ((tid & 31) >> 2)"
+        base, step = e.fresh("wbase"), e.fresh("wrow8")
+        const = "const " if op.name == "nv.wgacc_load" else ""
+        e.line(f"{const}{C.mem_type(elem)}* const {base} = {mr.ptr} + (long long)({row}) * {mr.strides[0]} + "
+               f"{e[op.col]} + 2 * (tid & 3);")
+        e.line(f"const long long {step} = {'0' if bcast else f'8 * {mr.strides[0]}'};")
+        e.fast_windows[op] = (base, step)
+
+
+def _fast_at(e, op, i: str) -> str:
+    """The address of slot pair (i, i+1) (i even) on the interior path: base + constant offsets."""
+    base, step = e.fast_windows[op]
+    return f"({base} + ((({i}) >> 1 & 1) ? {step} : 0) + 8 * (({i}) >> 2))"
+
+
 def slot_wgacc_load(e, op: H.WgaccLoadOp) -> None:
     """Slot i_ of a 64 x n window (fused with the epilogue's other slot-wise ops: one slot live at a time)."""
-    mr = e.memref(op.source, op)
     elem = op.result.type.element_type
+    if op in e.fast_windows:
+        e.line(C.write_bits(elem, e[op.result], "i_", f"{_fast_at(e, op, 'i_ & ~1')}[i_ & 1]"))
+        return
+    mr = e.memref(op.source, op)
     row, col = _acc_coords(e, op, "i_", bool(op.broadcast_rows.value.data))  # noqa: F841 - bcast below
     pad = f"({C.mem_type(elem)}){C.bits_literal(elem, op.pad.value.data)}"
     bcast = bool(op.broadcast_rows.value.data)
@@ -178,12 +236,19 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
     mr = e.memref(op.dest, op)
     elem = op.value.type.element_type
     v, mem = e[op.value], C.mem_type(elem)
+    lo, hi = C.read_bits(elem, v, "i_ - 1"), C.read_bits(elem, v, "i_")
+    if op in e.fast_windows:
+        at = _fast_at(e, op, "i_ - 1")
+        if C.is_half(elem):
+            e.line(f"if (i_ & 1) *reinterpret_cast<tsr_u32*>({at}) = {v}[i_ >> 1];")
+        else:
+            e.line(f"if (i_ & 1) *reinterpret_cast<float2*>({at}) = make_float2({lo}, {hi});")
+        return
     row, col = _acc_coords(e, op, "i_ - 1")
     with e.block("if (i_ & 1) "):
         e.line(f"const int gr_ = {row}, gc_ = {col};")
         at = f"{mr.ptr}[gr_ * {mr.strides[0]} + gc_ * {mr.strides[1]}]"
         at1 = f"{mr.ptr}[gr_ * {mr.strides[0]} + (gc_ + 1) * {mr.strides[1]}]"
-        lo, hi = C.read_bits(elem, v, "i_ - 1"), C.read_bits(elem, v, "i_")
         pair = (f"{mr.strides[1]} == 1 && ({mr.strides[0]} & 1) == 0 && gc_ + 1 < {mr.sizes[1]} && "
                 f"(reinterpret_cast<unsigned long long>({mr.ptr}) & {2 * elem_bytes(elem) - 1}) == 0")
         e.line(f"if (gr_ < {mr.sizes[0]}) {{")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from tessera.codegen.emit_hopper import HOPPER_EMITTERS
+from tessera.codegen.emit_hopper import HOPPER_EMITTERS, declare_window_bases, interior_condition
 from tessera.codegen.emit_hopper import SLOTWISE as HOPPER_SLOTWISE
 from tessera.codegen.emit_hopper import PRELUDE as HOPPER_PRELUDE
 from tessera.codegen.emit_hopper import PROVIDES as HOPPER_PROVIDES
@@ -194,6 +194,19 @@ def emit_run(e, ops) -> None:
     for op in ops:
         if op.results:
             _declare(e, op.results[0])
+    interior = interior_condition(e, ops)
+    if interior is None:
+        _emit_slot_loop(e, ops)
+        return
+    with e.block(f"if ({interior}) ", "every window inside its memref: unchecked paired accesses"):
+        declare_window_bases(e, ops)
+        _emit_slot_loop(e, ops)
+        e.fast_windows.clear()
+    with e.block("else ", "a window crosses an edge (or is unaligned): every access checked"):
+        _emit_slot_loop(e, ops)
+
+
+def _emit_slot_loop(e, ops) -> None:
     n = slots_of(ops[0])
     with e.unrolled("i_", n, f"{n} slot(s) per thread (element tid + i_ * {e.threads}), {len(ops)} fused op(s)"):
         for op in ops:
