@@ -71,20 +71,26 @@ EPILOGUE_SHAPES = ((8192, 8192, 8192), (4096, 4096, 4096))
 QUICK = {"dtypes": ("bf16",), "shapes": ((2048, 2048, 2048), (4000, 4000, 4000)),
          "epilogue": ((2048, 2048, 2048),)}
 TESSERA_CONFIGS = [  # tried in this order; the autotuner keeps the fastest correct one per shape bucket
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative"},   # 196 KiB smem: 4 x (128 + 256) x 64 x 2 B
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "schedule": "cooperative"},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative"},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "cooperative"},
-    {"BM": 64, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative"},
-    {"BM": 64, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative"},    # small M (128 x 8192 x 8192): more CTAs
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 2, "schedule": "cooperative"},  # few tiles, long K: split K (two launches)
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 4, "schedule": "cooperative"},
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 2, "schedule": "cooperative"},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "pingpong"},  # epilogue overlaps
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "schedule": "pingpong"},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 2, "schedule": "pingpong"},
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "schedule": "pingpong"},  # skinny: more CTAs
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 2, "schedule": "pingpong"},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},   # 196 KiB smem: 4 x (128 + 256) x 64 x 2 B
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},
+    {"BM": 64, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},
+    {"BM": 64, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},    # small M (128 x 8192 x 8192): more CTAs
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 2, "schedule": "cooperative", "cluster": 1},  # few tiles, long K: split K (two launches)
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 1},  # epilogue overlaps
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 2, "schedule": "pingpong", "cluster": 1},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 1},  # skinny: more CTAs
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 2, "schedule": "pingpong", "cluster": 1},
+    # 2-CTA clusters: the pair takes tile rows 2p, 2p+1 of one column and shares B through TMA multicast
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 2},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 2},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 2, "schedule": "pingpong", "cluster": 2},
 ]
 BOUNDS = {"bf16": 2e-2, "f16": 5e-3}
 IMPLS = ("cublas", "triton", "tessera")
@@ -346,7 +352,8 @@ def tessera_gemm(A, W, out, config: dict, *, bias=None, activation: str = "none"
         return tessera_compile(gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True, ACTIVATION=activation),
                                arch=arch, pipeline=_pipeline(arch, config))
 
-    ck = _compile_once(("gemm", dt, BM, BN, BK, stages, config.get("schedule"), bias is not None, activation, arch),
+    ck = _compile_once(("gemm", dt, BM, BN, BK, stages, config.get("schedule"), config.get("cluster", 1),
+                        bias is not None, activation, arch),
                        build, config, dt, bias, activation, arch)
     M, N = A.shape[0], W.shape[0]
     g = grid(M, N, BM=BM, BN=BN)
@@ -362,9 +369,10 @@ _workspaces: dict = {}
 
 
 def _pipeline(arch: str, config: dict) -> str:
-    """The named pipeline with the config's stages and warp-specialize schedule (ignored off sm_90a)."""
-    return (f"tessera-lower-to-nv{{arch={arch} stages={config['stages']} "
-            f"schedule={config.get('schedule', 'cooperative')}}}")
+    """The named pipeline with the config's stages, warp-specialize schedule and cluster (ignored off sm_90a)."""
+    from tessera.compiler.driver import default_pipeline
+
+    return default_pipeline(arch, config["stages"], config.get("schedule", "cooperative"), config.get("cluster", 1))
 
 
 def _compile_once(key, build, config, dt, bias, activation, arch):
@@ -395,7 +403,8 @@ def _tessera_splitk(A, W, out, config: dict, *, bias, activation: str, arch: str
 
     BM, BN, BK, stages, S = config["BM"], config["BN"], config["BK"], config["stages"], config["SPLIT_K"]
     M, N = A.shape[0], W.shape[0]
-    part = _compile_once(("gemm_splitk", dt, BM, BN, BK, stages, S, config.get("schedule"), arch),
+    part = _compile_once(("gemm_splitk", dt, BM, BN, BK, stages, S, config.get("schedule"), config.get("cluster", 1),
+                          arch),
                          lambda: tessera_compile(
         SK.gemm_splitk.trace(tensor(("M", "K"), dt), tensor(("N", "K"), dt), tensor(("R", "N"), "f32"),
                              BM=BM, BN=BN, BK=BK, SPLIT_K=S, TRANS_B=True), arch=arch,

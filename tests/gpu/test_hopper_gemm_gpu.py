@@ -24,7 +24,9 @@ TORCH = {"bf16": torch.bfloat16, "f16": torch.float16}
 CONFIGS = [dict(BM=128, BN=256, BK=64, stages=4), dict(BM=128, BN=128, BK=64, stages=5),
            dict(BM=64, BN=256, BK=64, stages=4), dict(BM=128, BN=256, BK=32, stages=6),
            dict(BM=128, BN=128, BK=64, stages=5, schedule="pingpong"),
-           dict(BM=128, BN=64, BK=64, stages=3, schedule="pingpong")]
+           dict(BM=128, BN=64, BK=64, stages=3, schedule="pingpong"),
+           dict(BM=128, BN=256, BK=64, stages=4, cluster=2), dict(BM=128, BN=128, BK=64, stages=5, cluster=2),
+           dict(BM=128, BN=128, BK=64, stages=5, schedule="pingpong", cluster=2)]
 SHAPES = [(256, 512, 128), (300, 200, 136), (1000, 1000, 1000), (64, 8, 8192), (4000, 264, 72)]
 
 
@@ -50,7 +52,7 @@ def _run(M, N, K, dtype, cfg, epilogue, seed):
              ScalarSpec(tl.f32), None)
     meta = dict(BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], TRANS_B=True, ACTIVATION="gelu" if epilogue else "none")
     pipeline = (f"tessera-lower-to-nv{{arch=sm_90a stages={cfg['stages']} "
-                f"schedule={cfg.get('schedule', 'cooperative')}}}")
+                f"schedule={cfg.get('schedule', 'cooperative')} cluster={cfg.get('cluster', 1)}}}")
     ck = tessera.compile(G.gemm.trace(*specs, **meta), arch="sm_90a", pipeline=pipeline)
     args = [A, W, out] + ([Bias, Res] if epilogue else []) + [alpha]
     rec = ck.launch(G.grid(M, N, **meta), args, sync=True)
@@ -64,7 +66,8 @@ def _run(M, N, K, dtype, cfg, epilogue, seed):
     assert err <= error_bound(dtype), (M, N, K, cfg, err)
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: "{BM}x{BN}x{BK}s{stages}".format(**c) + c.get("schedule", ""))
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: "{BM}x{BN}x{BK}s{stages}".format(**c) + c.get("schedule", "")
+                         + ("c%d" % c["cluster"] if "cluster" in c else ""))
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_plain_product_bf16(shape, cfg):
     _run(*shape, "bf16", cfg, epilogue=False, seed=hash((shape, cfg["BN"])) % 2**32)
@@ -72,7 +75,8 @@ def test_plain_product_bf16(shape, cfg):
 
 @pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])
-@pytest.mark.parametrize("cfg", [CONFIGS[0], CONFIGS[4]], ids=["cooperative", "pingpong"])
+@pytest.mark.parametrize("cfg", [CONFIGS[0], CONFIGS[4], CONFIGS[6], CONFIGS[8]],
+                         ids=["cooperative", "pingpong", "cooperative-cluster2", "pingpong-cluster2"])
 def test_fused_epilogue(shape, dtype, cfg):
     _run(*shape, dtype, cfg, epilogue=True, seed=7)
 

@@ -27,13 +27,15 @@ from tessera.reference.oracles import error_bound, rel_error
 NP = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
 
 
-def _emit(traced, stages: int, schedule: str):
-    module, _ = lower(traced, f"tessera-lower-to-nv{{arch=sm_90a stages={stages} schedule={schedule}}}", "sm_90a")
+def _emit(traced, stages: int, schedule: str, cluster: int = 1):
+    module, _ = lower(traced, f"tessera-lower-to-nv{{arch=sm_90a stages={stages} schedule={schedule} "
+                              f"cluster={cluster}}}", "sm_90a")
     return emit_cuda(module)
 
 
 def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
-    BM, BN, BK, stages, schedule = cfg
+    BM, BN, BK, stages, schedule, *rest = cfg
+    cluster = rest[0] if rest else 1
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((M, K)).astype(NP[dtype])
     w = rng.standard_normal((N, K)).astype(NP[dtype])
@@ -45,7 +47,7 @@ def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
              tensor((1, "N"), "f32"), tensor(("M", "N"), dtype) if full else None, ScalarSpec(tl.f32),
              ScalarSpec(tl.f32) if full else None)
     act = "relu" if full else "gelu"
-    em = _emit(G.gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True, ACTIVATION=act), stages, schedule)
+    em = _emit(G.gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True, ACTIVATION=act), stages, schedule, cluster)
     if edit is not None:
         em = edit(em)
     args = [a, w, c, bias] + ([res, 0.5, 0.25] if full else [0.5])
@@ -56,8 +58,10 @@ def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
     return c.astype(np.float64), ref
 
 
-CONFIGS = {  # (BM, BN, BK, stages, schedule)
+CONFIGS = {  # (BM, BN, BK, stages, schedule[, cluster])
     "coop-128x256-sw128": (128, 256, 64, 3, "cooperative"),
+    "coop-128x128-cluster2": (128, 128, 64, 3, "cooperative", 2),
+    "pingpong-128x128-cluster2": (128, 128, 64, 3, "pingpong", 2),
     "coop-64x128-sw64": (64, 128, 32, 5, "cooperative"),
     "pingpong-128x128": (128, 128, 64, 4, "pingpong"),
     "pingpong-128x64-bk128": (128, 64, 128, 2, "pingpong"),

@@ -78,6 +78,7 @@ class EmittedKernel:
     smem_bytes: int
     params: tuple[KernelParam, ...]
     persistent: bool = False  # launch min(logical CTAs, SMs) CTAs; the logical grid goes in `grid` params
+    cluster: int = 1  # CTAs per thread-block cluster (`__cluster_dims__`): the launch grid is a multiple of it
 
 
 @dataclass(frozen=True)
@@ -329,7 +330,9 @@ def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
             f"// Launch: block = ({threads}, 1, 1), dynamic shared memory = {smem} bytes.", ""]
     sig = ",\n".join(f"    {p.ctype} {p.name}" for p in params)
     prelude = [C.PRELUDE[s] + "\n" for s in C.used_snippets(sig + "\n" + "\n".join(body))]
-    text = head + prelude + [f'extern "C" __global__ void __launch_bounds__({threads}, 1) {kname}(\n{sig}) {{']
+    cluster = attrs["nv.cluster"].value.data if isinstance(attrs.get("nv.cluster"), IntegerAttr) else 1
+    dims = f"__cluster_dims__({cluster}, 1, 1) " if cluster > 1 else ""
+    text = head + prelude + [f'extern "C" __global__ void {dims}__launch_bounds__({threads}, 1) {kname}(\n{sig}) {{']
     hopper = any(p.role == "tmap" for p in params) or "tsr_sbase" in "\n".join(body)
     if smem:  # 1024-byte alignment: the 128-byte swizzle pattern repeats every 1024 bytes (TMA, wgmma)
         text.append(f"  extern __shared__ __align__({1024 if hopper else 128}) unsigned char tsr_smem[];")
@@ -340,4 +343,4 @@ def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
         text.append("  int tsr_groups = 0;  // cp.async groups this thread has committed")
     source = "\n".join(text + body + ["}", ""])
     return EmittedKernel(kname, source, arch, threads, smem, tuple(params),
-                         persistent=any(p.role == "grid" for p in params))
+                         persistent=any(p.role == "grid" for p in params), cluster=cluster)

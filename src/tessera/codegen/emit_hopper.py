@@ -32,6 +32,15 @@ def emit_logical_grid(e, op: H.LogicalGridOp) -> None:
            "grid (persistent kernel)")
 
 
+def emit_cluster_rank(e, op: H.ClusterRankOp) -> None:
+    e.line(f"const int {e.define(op.result)} = (int)tsr_cluster_rank();  // nv.cluster_rank")
+
+
+def emit_cluster_sync(e, op: H.ClusterSyncOp) -> None:
+    e.comment(op, "every thread of the cluster")
+    e.line("tsr_cluster_sync();")
+
+
 def emit_setmaxnreg(e, op: H.SetMaxNRegOp) -> None:
     e.comment(op)
     e.line(f'TSR_DEVICE_ASM("setmaxnreg.{op.action.data}.sync.aligned.u32 {op.regs.value.data};\\n" ::: "memory");')
@@ -57,9 +66,16 @@ def emit_mbarrier_wait(e, op: H.MbarrierWaitOp) -> None:
 
 
 def emit_mbarrier_arrive(e, op: H.MbarrierArriveOp) -> None:
-    e.comment(op, f"once per {op.per.data}")
     guard = "if ((tid & 127) == 0) " if op.per.data == "warpgroup" else ""
-    e.line(f"{guard}tsr_mbar_arrive({_bar(e, op, op.base.value.data)});")
+    if op.cluster is None:
+        e.comment(op, f"once per {op.per.data}")
+        e.line(f"{guard}tsr_mbar_arrive({_bar(e, op, op.base.value.data)});")
+        return
+    n = op.cluster.value.data
+    e.comment(op, f"once per {op.per.data}, on the barrier of each of the cluster's {n} CTAs")
+    with e.block(guard):
+        for r in range(n):
+            e.line(f"tsr_mbar_arrive_cluster({_bar(e, op, op.base.value.data)}, {r}u);")
 
 
 def emit_mbarrier_expect_tx(e, op: H.MbarrierExpectTxOp) -> None:
@@ -72,9 +88,15 @@ def emit_tma_load(e, op: H.TmaLoadOp) -> None:
     if tmap is None:
         raise D.TesseraError(D.EMIT_UNSUPPORTED, "nv.tma_load reads a memref that is not a kernel argument", op=op)
     rows, cols = ints(op.box)
-    e.comment(op, f"{rows}x{cols} box, {op.swizzle.value.data}B swizzle")
     dst = f"tsr_sbase + {op.dst.value.data}u + {op.stage_bytes.value.data}u * (unsigned){e[op.stage]}"
-    e.line(f"tsr_tma_load_2d({dst}, &{tmap}, {e[op.col]}, {e[op.row]}, {_bar(e, op, op.bar.value.data)});")
+    at = f"{dst}, &{tmap}, {e[op.col]}, {e[op.row]}, {_bar(e, op, op.bar.value.data)}"
+    if op.multicast is None:
+        e.comment(op, f"{rows}x{cols} box, {op.swizzle.value.data}B swizzle")
+        e.line(f"tsr_tma_load_2d({at});")
+        return
+    mask = op.multicast.value.data
+    e.comment(op, f"{rows}x{cols} box, {op.swizzle.value.data}B swizzle, multicast to cluster ranks {mask:#x}")
+    e.line(f"tsr_tma_load_2d_multicast({at}, (unsigned short){mask:#x});")
 
 
 def _descriptors(op: H.WgmmaOp) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -264,6 +286,7 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
 
 HOPPER_EMITTERS = {
     "nv.thread_id": emit_thread_id, "nv.logical_grid": emit_logical_grid, "nv.setmaxnreg": emit_setmaxnreg,
+    "nv.cluster_rank": emit_cluster_rank, "nv.cluster_sync": emit_cluster_sync,
     "nv.mbarrier_init": emit_mbarrier_init, "nv.mbarrier_wait": emit_mbarrier_wait,
     "nv.mbarrier_arrive": emit_mbarrier_arrive, "nv.mbarrier_expect_tx": emit_mbarrier_expect_tx,
     "nv.tma_load": emit_tma_load, "nv.wgmma": emit_wgmma, "nv.wgmma_wait": emit_wgmma_wait,
@@ -302,7 +325,30 @@ static __device__ __forceinline__ void tsr_tma_load_2d(unsigned dst, const tsr_t
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\\n"
                :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
+// Thread-block clusters: the box lands at the same offsets in every CTA of `mask` and completes its bytes on
+// each one's barrier; a barrier of another CTA is reached through mapa.
+static __device__ __forceinline__ void tsr_tma_load_2d_multicast(unsigned dst, const tsr_tensormap* map, int c0,
+                                                                 int c1, unsigned bar, unsigned short mask) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%2, %3}], [%4], %5;\\n"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+               : "memory");
+}
+static __device__ __forceinline__ unsigned tsr_cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\\n" : "=r"(r));
+  return r;
+}
+static __device__ __forceinline__ void tsr_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\\nbarrier.cluster.wait.acquire;\\n" ::: "memory");
+}
+static __device__ __forceinline__ void tsr_mbar_arrive_cluster(unsigned bar, unsigned rank) {
+  asm volatile("{\\n .reg .b32 remote;\\n mapa.shared::cluster.u32 remote, %0, %1;\\n"
+               " mbarrier.arrive.shared::cluster.b64 _, [remote];\\n}\\n"
+               :: "r"(bar), "r"(rank) : "memory");
+}
 #endif""",
 }
 PROVIDES = {"hopper": ("tsr_mbar_init", "tsr_mbar_wait", "tsr_mbar_arrive", "tsr_mbar_expect_tx", "tsr_tma_load_2d",
+                       "tsr_cluster_sync", "tsr_cluster_rank",
                        "tsr_wgmma_desc", "tsr_tensormap", "TSR_DEVICE_ASM")}

@@ -11,7 +11,9 @@ with the same zero-fill, and mma.sync a warp-collective computation that
 finds each operand element through the lane-map tables of
 `tessera.layouts`, exported here as C arrays (no layout is typed in).
 
-CTAs run one after another. This is a test harness, not a runtime: it is slow
+CTAs run one after another, except the CTAs of one thread-block cluster, which
+run at once with a shared block each (multicast TMA and remote mbarrier arrivals
+reach the peer's). This is a test harness, not a runtime: it is slow
 (hundreds of threads per CTA) and needs g++ with C++20.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import re
 import struct
 import shutil
 import subprocess
@@ -44,16 +47,23 @@ _SHIM = r"""
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __cluster_dims__(...)
 #define __shared__
 #define __align__(n)
 struct tsr_dim3 { unsigned x, y, z; };
 static thread_local tsr_dim3 threadIdx, blockIdx;
 static tsr_dim3 gridDim;
-alignas(1024) unsigned char tsr_smem[232448];
-static std::barrier<>* tsr_cta_barrier;
-static std::barrier<>* tsr_warp_barrier[32];
-static std::barrier<>* tsr_wg_barrier[8];  // wgmma is warpgroup-collective: it issues once all four warps have
-static inline void __syncthreads() { tsr_cta_barrier->arrive_and_wait(); }
+// One shared block and one set of barriers per CTA of a cluster (the CTAs of a cluster run at once; a thread
+// knows its CTA by tsr_rank). The kernel's own `extern __shared__ ... tsr_smem[]` line is dropped (host_source).
+#define TSR_MAX_CLUSTER 2
+alignas(1024) unsigned char tsr_smem_of[TSR_MAX_CLUSTER][232448];
+static thread_local int tsr_rank;
+#define tsr_smem (tsr_smem_of[tsr_rank])
+static std::barrier<>* tsr_cta_barrier[TSR_MAX_CLUSTER];
+static std::barrier<>* tsr_cluster_barrier;
+static std::barrier<>* tsr_warp_barrier[TSR_MAX_CLUSTER][32];
+static std::barrier<>* tsr_wg_barrier[TSR_MAX_CLUSTER][8];  // wgmma is warpgroup-collective: it issues once all four warps have
+static inline void __syncthreads() { tsr_cta_barrier[tsr_rank]->arrive_and_wait(); }
 static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
@@ -75,7 +85,7 @@ static const int TSR_A_LANE[16][16] = {A_LANE}, TSR_A_SLOT[16][16] = {A_SLOT};
 static const int TSR_B_LANE[16][8] = {B_LANE}, TSR_B_SLOT[16][8] = {B_SLOT};
 static const int TSR_C_ROW[32][4] = {C_ROW}, TSR_C_COL[32][4] = {C_COL};
 struct tsr_warp_regs { tsr_u32 a[32][4], b[32][2]; };
-static tsr_warp_regs tsr_regs[32];
+static tsr_warp_regs tsr_regs[TSR_MAX_CLUSTER][32];
 static inline float tsr_elem(tsr_u32 w, int half, bool bf) {
   tsr_u32 h = half ? (w >> 16) : (w & 0xffffu);
   return bf ? __uint_as_float(h << 16) : tsr_f16_f32(h);
@@ -83,9 +93,9 @@ static inline float tsr_elem(tsr_u32 w, int half, bool bf) {
 static inline void tsr_mma_host(bool bf, float& d0, float& d1, float& d2, float& d3, tsr_u32 a0, tsr_u32 a1,
                                 tsr_u32 a2, tsr_u32 a3, tsr_u32 b0, tsr_u32 b1) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  tsr_warp_regs& R = tsr_regs[w];
+  tsr_warp_regs& R = tsr_regs[tsr_rank][w];
   R.a[lane][0] = a0; R.a[lane][1] = a1; R.a[lane][2] = a2; R.a[lane][3] = a3; R.b[lane][0] = b0; R.b[lane][1] = b1;
-  tsr_warp_barrier[w]->arrive_and_wait();
+  tsr_warp_barrier[tsr_rank][w]->arrive_and_wait();
   float* d[4] = {&d0, &d1, &d2, &d3};
   float out[4];
   for (int s = 0; s < 4; ++s) {
@@ -97,7 +107,7 @@ static inline void tsr_mma_host(bool bf, float& d0, float& d1, float& d2, float&
     }
     out[s] = acc;
   }
-  tsr_warp_barrier[w]->arrive_and_wait();
+  tsr_warp_barrier[tsr_rank][w]->arrive_and_wait();
   for (int s = 0; s < 4; ++s) *d[s] = out[s];
 }
 static inline void tsr_mma_m16n8k16_bf16(float& d0, float& d1, float& d2, float& d3, tsr_u32 a0, tsr_u32 a1,
@@ -111,6 +121,8 @@ static inline void tsr_mma_m16n8k16_f16(float& d0, float& d1, float& d2, float& 
 # operands that the descriptors address (tessera.layouts.smem_swizzle's address model). Shared addresses are
 # offsets into tsr_smem. The wait/fence/commit/setmaxnreg PTX is TSR_DEVICE_ASM: nothing here.
 _HOPPER_SHIM = r"""
+#include <atomic>
+#include <chrono>
 #include <mutex>
 #define __grid_constant__
 #define TSR_DEVICE_ASM(...) ((void)0)
@@ -122,7 +134,8 @@ struct alignas(64) tsr_tensormap {
   const unsigned char* base; long long rows, cols, pitch; int box_rows, box_cols, swizzle, elem; unsigned char pad[80];
 };
 struct tsr_mbar_state { int count, pending; long long tx; unsigned completed; };
-static tsr_mbar_state tsr_mbars[232448 / 8];
+static tsr_mbar_state tsr_mbars_of[TSR_MAX_CLUSTER][232448 / 8];
+#define tsr_mbars (tsr_mbars_of[tsr_rank])
 static std::mutex tsr_mbar_mutex;
 static inline void tsr_mbar_settle(tsr_mbar_state& b) { if (b.pending == 0 && b.tx == 0) { b.completed++; b.pending = b.count; } }
 static inline void tsr_mbar_init(unsigned bar, unsigned count) {
@@ -135,28 +148,47 @@ static inline void tsr_mbar_expect_tx(unsigned bar, unsigned bytes) {
   std::lock_guard<std::mutex> g(tsr_mbar_mutex); tsr_mbar_state& b = tsr_mbars[bar / 8];
   b.tx += bytes; b.pending--; tsr_mbar_settle(b);
 }
-static inline void tsr_mbar_complete_tx(unsigned bar, unsigned bytes) {
-  std::lock_guard<std::mutex> g(tsr_mbar_mutex); tsr_mbar_state& b = tsr_mbars[bar / 8]; b.tx -= bytes; tsr_mbar_settle(b);
+// A peer's bytes may land before this CTA's expect_tx: tx goes negative, and the pending arrival keeps the phase open.
+static inline void tsr_mbar_complete_tx(int rank, unsigned bar, unsigned bytes) {
+  std::lock_guard<std::mutex> g(tsr_mbar_mutex); tsr_mbar_state& b = tsr_mbars_of[rank][bar / 8]; b.tx -= bytes; tsr_mbar_settle(b);
 }
+static inline void tsr_mbar_arrive_cluster(unsigned bar, unsigned rank) {
+  std::lock_guard<std::mutex> g(tsr_mbar_mutex); tsr_mbar_state& b = tsr_mbars_of[rank][bar / 8]; b.pending--; tsr_mbar_settle(b);
+}
+static inline unsigned tsr_cluster_rank() { return (unsigned)tsr_rank; }
+static inline void tsr_cluster_sync() { tsr_cluster_barrier->arrive_and_wait(); }
 // try_wait.parity: the phase of that parity has completed when the current phase's parity differs.
+// A wait that never completes (a lost arrival, missing TMA bytes) is a deadlock on the GPU; here it gives up
+// after TSR_WAIT_LIMIT_S, marks the launch hung and lets every thread run out, so the caller gets an error.
+static std::atomic<bool> tsr_hung{false};
 static inline void tsr_mbar_wait(unsigned bar, unsigned parity) {
-  for (;;) {
+  const auto start = std::chrono::steady_clock::now();
+  while (!tsr_hung.load()) {
     { std::lock_guard<std::mutex> g(tsr_mbar_mutex); if ((tsr_mbars[bar / 8].completed & 1u) != (parity & 1u)) return; }
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(TSR_WAIT_LIMIT_S)) tsr_hung = true;
     std::this_thread::yield();
   }
 }
 static inline unsigned tsr_swizzle(unsigned a, int width) { const unsigned m = width / 16 - 1; return a ^ (((a >> 7) & m) << 4); }
-static inline void tsr_tma_load_2d(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
+static inline void tsr_tma_box(int rank, unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
   const int row_bytes = t->box_cols * t->elem;
+  unsigned char* smem = tsr_smem_of[rank];
   for (int r = 0; r < t->box_rows; ++r) for (int c = 0; c < t->box_cols; ++c) {
     const long long gr = (long long)c1 + r, gc = (long long)c0 + c;
     const unsigned a = t->swizzle ? tsr_swizzle(dst + r * row_bytes + c * t->elem, t->swizzle) : dst + r * row_bytes + c * t->elem;
-    if (gr >= 0 && gr < t->rows && gc >= 0 && gc < t->cols) std::memcpy(tsr_smem + a, t->base + gr * t->pitch + gc * t->elem, t->elem);
-    else std::memset(tsr_smem + a, 0, t->elem);
+    if (gr >= 0 && gr < t->rows && gc >= 0 && gc < t->cols) std::memcpy(smem + a, t->base + gr * t->pitch + gc * t->elem, t->elem);
+    else std::memset(smem + a, 0, t->elem);
   }
-  tsr_mbar_complete_tx(bar, t->box_rows * row_bytes);
+  tsr_mbar_complete_tx(rank, bar, t->box_rows * row_bytes);
 }
-static inline void tsr_warpgroup_sync() { tsr_wg_barrier[threadIdx.x >> 7]->arrive_and_wait(); }
+static inline void tsr_tma_load_2d(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
+  tsr_tma_box(tsr_rank, dst, t, c0, c1, bar);
+}
+static inline void tsr_tma_load_2d_multicast(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar,
+                                             unsigned short mask) {
+  for (int r = 0; r < TSR_MAX_CLUSTER; ++r) if (mask >> r & 1) tsr_tma_box(r, dst, t, c0, c1, bar);
+}
+static inline void tsr_warpgroup_sync() { tsr_wg_barrier[tsr_rank][threadIdx.x >> 7]->arrive_and_wait(); }
 static inline float tsr_smem_half(unsigned a, int bf) {
   tsr_u16 h; std::memcpy(&h, tsr_smem + a, 2); return bf ? __uint_as_float((unsigned)h << 16) : tsr_f16_f32(h);
 }
@@ -179,24 +211,29 @@ static inline void tsr_wgmma_host(float* d, int n, unsigned long long da, unsign
 """
 
 _LAUNCH = r"""
+// Clusters of CLUSTER CTAs (consecutive x) run one after another; the CTAs of one cluster run at once.
 extern "C" int tsr_host_launch(void** argv, int gx, int gy, int gz) {
   gridDim = {(unsigned)gx, (unsigned)gy, (unsigned)gz};
-  for (int z = 0; z < gz; ++z) for (int y = 0; y < gy; ++y) for (int x = 0; x < gx; ++x) {
-    std::barrier<> cta(THREADS);
-    tsr_cta_barrier = &cta;
-    std::vector<std::barrier<>*> warps;
-    for (int w = 0; w < THREADS / 32; ++w) { warps.push_back(new std::barrier<>(32)); tsr_warp_barrier[w] = warps.back(); }
-    for (int g = 0; g < THREADS / 128; ++g) { warps.push_back(new std::barrier<>(128)); tsr_wg_barrier[g] = warps.back(); }
+  for (int z = 0; z < gz; ++z) for (int y = 0; y < gy; ++y) for (int x0 = 0; x0 < gx; x0 += CLUSTER) {
+    std::barrier<> cluster(CLUSTER * THREADS);
+    tsr_cluster_barrier = &cluster;
+    std::vector<std::barrier<>*> owned;
+    for (int r = 0; r < CLUSTER; ++r) {
+      owned.push_back(new std::barrier<>(THREADS)); tsr_cta_barrier[r] = owned.back();
+      for (int w = 0; w < THREADS / 32; ++w) { owned.push_back(new std::barrier<>(32)); tsr_warp_barrier[r][w] = owned.back(); }
+      for (int g = 0; g < THREADS / 128; ++g) { owned.push_back(new std::barrier<>(128)); tsr_wg_barrier[r][g] = owned.back(); }
+    }
     std::vector<std::thread> threads;
-    for (int t = 0; t < THREADS; ++t) threads.emplace_back([=] {
+    for (int r = 0; r < CLUSTER; ++r) for (int t = 0; t < THREADS; ++t) threads.emplace_back([=] {
       threadIdx = {(unsigned)t, 0, 0};
-      blockIdx = {(unsigned)x, (unsigned)y, (unsigned)z};
+      blockIdx = {(unsigned)(x0 + r), (unsigned)y, (unsigned)z};
+      tsr_rank = r;
       KERNEL(ARGS);
     });
     for (auto& th : threads) th.join();
-    for (auto* b : warps) delete b;
+    for (auto* b : owned) delete b;
   }
-  return 0;
+  return TSR_HUNG;
 }
 """
 
@@ -215,10 +252,13 @@ def host_source(kernel: EmittedKernel) -> str:
             .replace("{B_LANE}", _table(b.owners[0])).replace("{B_SLOT}", _table(b.owners[1]))
             .replace("{C_ROW}", _table(c.rows)).replace("{C_COL}", _table(c.cols)))
     body = kernel.source.replace("typedef unsigned int tsr_u32;\ntypedef unsigned short tsr_u16;\n", "")
+    body = re.sub(r"^ *extern __shared__ .*\btsr_smem\[\];\n", "", body, flags=re.M)  # tsr_smem is the shim's
     if any(p.role in ("tmap", "grid") for p in kernel.params) or "tsr_sbase" in body:
-        shim += _HOPPER_SHIM
+        shim += _HOPPER_SHIM.replace("TSR_WAIT_LIMIT_S", str(WAIT_LIMIT_S))
     args = ", ".join(f"*({p.ctype.replace('__restrict__', '').strip()}*)argv[{i}]" for i, p in enumerate(kernel.params))
-    launch = _LAUNCH.replace("THREADS", str(kernel.num_threads)).replace("KERNEL", kernel.name).replace("ARGS", args)
+    launch = (_LAUNCH.replace("THREADS", str(kernel.num_threads)).replace("KERNEL", kernel.name)
+              .replace("ARGS", args).replace("CLUSTER", str(kernel.cluster))
+              .replace("TSR_HUNG", "tsr_hung.load() ? 1 : 0" if "tsr_hung" in shim else "0"))
     return shim + body + launch
 
 
@@ -260,7 +300,9 @@ def tensor_map_arg(raw: bytes):
     return buf, ctypes.c_void_p(ctypes.addressof(buf) + at)
 
 
+WAIT_LIMIT_S = 20  # an mbarrier wait longer than this on the emulator is a deadlock
 PERSISTENT_CTAS = 3  # CTAs a persistent kernel gets here: several tiles each, and both ping-pong consumers busy
+PERSISTENT_CLUSTERS = 2  # clusters a cluster kernel gets here: its CTAs stride over the tiles in pairs
 
 
 def run_on_host(kernel: EmittedKernel, args, grid) -> None:
@@ -304,5 +346,11 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
                                                for v in values])
     grid = logical
     if kernel.persistent:
-        grid = (min(PERSISTENT_CTAS, logical[0] * logical[1] * logical[2]), 1, 1)
-    _library(host_source(kernel)).tsr_host_launch(argv, *grid)
+        from tessera.runtime.persistent import physical_grid
+
+        sms = PERSISTENT_CTAS if kernel.cluster == 1 else PERSISTENT_CLUSTERS * kernel.cluster
+        grid = physical_grid(logical, sms, kernel.name, kernel.cluster)[0]
+    if _library(host_source(kernel)).tsr_host_launch(argv, *grid):
+        raise D.TesseraError(D.RUNTIME_LAUNCH_FAILED, f"{kernel.name} deadlocked on the host emulator: an mbarrier "
+                                                      f"wait did not complete within {WAIT_LIMIT_S} s",
+                             hint="an arrival or TMA transaction the barrier counts on never happens")

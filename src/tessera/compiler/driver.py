@@ -44,6 +44,12 @@ from tessera.compiler.kernel import CompiledKernel
 DEFAULT_PIPELINE = "tessera-lower-to-nv{{arch={arch} stages={stages} schedule={schedule}}}"
 KEY_FORMAT = "tessera-compile-1"
 
+
+def default_pipeline(arch: str, stages: int = 1, schedule: str = "cooperative", cluster: int = 1) -> str:
+    """The named pipeline with these options (cluster named only when it is not 1: older keys stay valid)."""
+    text = DEFAULT_PIPELINE.format(arch=arch, stages=stages, schedule=schedule)
+    return text[:-1] + f" cluster={cluster}}}" if cluster != 1 else text
+
 _memo: dict[tuple, CompiledKernel] = {}
 
 
@@ -84,12 +90,14 @@ def lower(traced: TracedKernel, pipeline: str, arch: str):
     return module, canonical
 
 
-def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str = "cooperative",
+def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str = "cooperative", cluster: int = 1,
             pipeline: str | None = None, options=None, cache: CompileCache | None = None) -> CompiledKernel:
     """Compile a TracedKernel to a CompiledKernel for `arch` (default: the device's, e.g. sm_90).
 
     stages: software-pipelining depth of the K-loop copies (pipeline-smem; on sm_90a the TMA ring).
     schedule: sm_90a wgmma kernels: "cooperative" or "pingpong" (warp-specialize); ignored elsewhere.
+    cluster: sm_90a wgmma kernels: CTAs per thread-block cluster (1 or 2; with 2 the pair shares B through
+        TMA multicast); ignored elsewhere.
     pipeline: replaces the default `tessera-lower-to-nv{arch=ARCH stages=N}`
         (for experiments; it must lower every tile op, for the same arch).
     options: NVRTC options (see tessera.codegen.nvrtc.OPTION_TYPES).
@@ -106,8 +114,7 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str =
     if arch is None:
         arch = device_arch()
     parse_arch(arch)  # CODEGEN_ARCH_UNSUPPORTED for a malformed string, before any pass runs
-    module, canonical = lower(traced, pipeline or DEFAULT_PIPELINE.format(arch=arch, stages=stages,
-                                                                          schedule=schedule), arch)
+    module, canonical = lower(traced, pipeline or default_pipeline(arch, stages, schedule, cluster), arch)
     emitted = emit_cuda(module, traced.name)
     if injected is not None and injected.source is not None:
         emitted = replace(emitted, source=injected.source(emitted.source))
@@ -123,7 +130,8 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str =
 
 
 def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None = None, stages: int = 1,
-                   schedule: str = "cooperative", options=None, cache: CompileCache | None = None) -> CompiledKernel:
+                   schedule: str = "cooperative", cluster: int = 1, options=None,
+                   cache: CompileCache | None = None) -> CompiledKernel:
     """`compile(kernel.trace(*specs, **meta), ...)`, memoised in-process on (kernel, specs, meta, arch, ...).
 
     A hit costs one dictionary lookup: no tracing, lowering or hashing.
@@ -131,12 +139,12 @@ def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None
     """
     arch = arch or device_arch()
     opts = tuple(sorted(options.items())) if isinstance(options, dict) else options
-    key = (kernel, specs, tuple(sorted(meta.items())), arch, stages, schedule, opts)
+    key = (kernel, specs, tuple(sorted(meta.items())), arch, stages, schedule, cluster, opts)
     hooked = testing.active()
     hit = None if hooked else _memo.get(key)
     if hit is None:
-        hit = compile(kernel.trace(*specs, **meta), arch, stages=stages, schedule=schedule, options=options,
-                      cache=cache)
+        hit = compile(kernel.trace(*specs, **meta), arch, stages=stages, schedule=schedule, cluster=cluster,
+                      options=options, cache=cache)
         if not hooked:
             _memo[key] = hit
     return hit

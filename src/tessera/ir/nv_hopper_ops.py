@@ -23,13 +23,14 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (BoolAttr, DenseArrayBase, FloatAttr, IndexType, IntegerAttr, MemRefType,
                                    StringAttr, VectorType, f32, f64, i64)
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 
 from tessera.ir.nv_types import NvOp, expect_vec, fail, i64s, ints
 from tessera.ir.types import type_name
 
 SWIZZLES = (0, 32, 64, 128)
+MAX_CLUSTER = 2  # CTAs per cluster that the lowering and the runtime take (pairs along the tile rows)
 WGMMA_TYPES = ("bf16", "f16")
 MAX_SMEM = 227 * 1024
 
@@ -79,6 +80,37 @@ class LogicalGridOp(NvOp):
     def verify_(self) -> None:
         if self.axis.value.data not in (0, 1, 2):
             fail(self, f"axis {self.axis.value.data} is not 0, 1 or 2")
+
+
+@irdl_op_definition
+class ClusterRankOp(NvOp):
+    """%cluster_ctarank: this CTA's rank in its thread-block cluster (0 outside a cluster launch)."""
+
+    name = "nv.cluster_rank"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
+@irdl_op_definition
+class ClusterSyncOp(NvOp):
+    """Every thread of every CTA of the cluster arrives (release) and waits (acquire).
+
+    Needed after mbarrier initialisation (a peer may signal this CTA's barriers
+    only once they exist) and before exit (no CTA may leave while a peer can
+    still write its shared memory or arrive on its barriers).
+    """
+
+    name = "nv.cluster_sync"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
 
 
 @irdl_op_definition
@@ -153,15 +185,21 @@ class MbarrierArriveOp(_BarrierOp):
     name = "nv.mbarrier_arrive"
     stage = operand_def(IndexType)
     per = prop_def(StringAttr)
+    cluster = opt_prop_def(IntegerAttr)  # n: arrive on barrier `stage` of each of the cluster's n CTAs
     assembly_format = "$stage attr-dict"
 
-    def __init__(self, stage: SSAValue, base: int, per: str = "warpgroup"):
-        super().__init__(operands=[stage], properties={"base": _int(base), "per": StringAttr(per)})
+    def __init__(self, stage: SSAValue, base: int, per: str = "warpgroup", cluster: int | None = None):
+        props = {"base": _int(base), "per": StringAttr(per)}
+        if cluster is not None:
+            props["cluster"] = _int(cluster)
+        super().__init__(operands=[stage], properties=props)
 
     def verify_(self) -> None:
         super().verify_()
         if self.per.data not in ("warpgroup", "thread"):
             fail(self, f"per='{self.per.data}' is not warpgroup or thread")
+        if self.cluster is not None and not 2 <= self.cluster.value.data <= MAX_CLUSTER:
+            fail(self, f"cluster={self.cluster.value.data} must be in [2, {MAX_CLUSTER}]")
 
 
 @irdl_op_definition
@@ -207,13 +245,16 @@ class TmaLoadOp(NvOp):
     bar = prop_def(IntegerAttr)
     box = prop_def(DenseArrayBase)
     swizzle = prop_def(IntegerAttr)
+    multicast = opt_prop_def(IntegerAttr)  # a mask of cluster ranks: the box lands in each (same offsets)
     assembly_format = "$source `[` $row `,` $col `]` `,` $stage attr-dict `:` type($source)"
 
     def __init__(self, source: SSAValue, row: SSAValue, col: SSAValue, stage: SSAValue, *, dst: int,
-                 stage_bytes: int, bar: int, box: tuple[int, int], swizzle: int):
-        super().__init__(operands=[source, row, col, stage],
-                         properties={"dst": _int(dst), "stage_bytes": _int(stage_bytes), "bar": _int(bar),
-                                     "box": i64s(box), "swizzle": _int(swizzle)})
+                 stage_bytes: int, bar: int, box: tuple[int, int], swizzle: int, multicast: int | None = None):
+        props = {"dst": _int(dst), "stage_bytes": _int(stage_bytes), "bar": _int(bar), "box": i64s(box),
+                 "swizzle": _int(swizzle)}
+        if multicast is not None:
+            props["multicast"] = _int(multicast)
+        super().__init__(operands=[source, row, col, stage], properties=props)
 
     def elem_bytes(self) -> int:
         return 4 if type_name(self.source.type.element_type) == "f32" else 2
@@ -234,6 +275,9 @@ class TmaLoadOp(NvOp):
         _check_offset(self, "dst", self.dst.value.data, 1024 if sw == 128 else 128)
         _check_offset(self, "stage_bytes", self.stage_bytes.value.data, 1024 if sw == 128 else 128)
         _check_offset(self, "bar", self.bar.value.data)
+        if self.multicast is not None and not 1 <= self.multicast.value.data < 1 << MAX_CLUSTER:
+            fail(self, f"multicast mask {self.multicast.value.data} names no rank, or a rank past a "
+                       f"{MAX_CLUSTER}-CTA cluster")
 
 
 # --- wgmma ----------------------------------------------------------------------------
@@ -375,5 +419,6 @@ class WgaccStoreOp(NvOp):
         _check_wgacc(self, self.value.type, self.dest.type, self.n.value.data)
 
 
-HOPPER_OPS = (ThreadIdOp, LogicalGridOp, SetMaxNRegOp, MbarrierInitOp, MbarrierWaitOp, MbarrierArriveOp,
-              MbarrierExpectTxOp, TmaLoadOp, WgmmaOp, WgmmaWaitOp, WgaccLoadOp, WgaccStoreOp)
+HOPPER_OPS = (ThreadIdOp, LogicalGridOp, ClusterRankOp, ClusterSyncOp, SetMaxNRegOp, MbarrierInitOp,
+              MbarrierWaitOp, MbarrierArriveOp, MbarrierExpectTxOp, TmaLoadOp, WgmmaOp, WgmmaWaitOp, WgaccLoadOp,
+              WgaccStoreOp)

@@ -58,6 +58,7 @@ from tessera.passes.wgmma_kloop import WG_ROWS, KLoop, binop, index_const, is_sc
 
 MAX_STAGES = 8
 SCHEDULES = ("cooperative", "pingpong")
+CLUSTERS = (1, 2)
 PRODUCER_REGS, CONSUMER_REGS = 40, 232  # 128*40 + 256*232 <= 64K registers (two consumer warpgroups)
 
 
@@ -108,8 +109,8 @@ class Layout:
 class Builder:
     """Builds the new kernel body from a matched K-loop (see the module docstring)."""
 
-    def __init__(self, kl: KLoop, stages: int, group_m: int, schedule: str = "cooperative"):
-        self.kl, self.group_m = kl, group_m
+    def __init__(self, kl: KLoop, stages: int, group_m: int, schedule: str = "cooperative", cluster: int = 1):
+        self.kl, self.group_m, self.cluster = kl, group_m, cluster
         self.pingpong = schedule == "pingpong"
         if self.pingpong and (kl.consumers != 2 or kl.bn > 128):
             raise refuse(kl.mma, f"schedule=pingpong with a {kl.bm}x{kl.bn} tile: each consumer warpgroup keeps a "
@@ -133,10 +134,13 @@ class Builder:
     def body(self) -> list[Operation]:
         lay, kl = self.lay, self.kl
         readers = 1 if self.pingpong else kl.consumers  # warpgroups that read each slot before it is free
+        # With a cluster, a slot is free once the consumers of every CTA in it are done (B lands in all of them).
         ops: list[Operation] = [H.MbarrierInitOp(lay.full, lay.stages, 1),
-                                H.MbarrierInitOp(lay.empty, lay.stages, readers)]
+                                H.MbarrierInitOp(lay.empty, lay.stages, readers * self.cluster)]
         if self.pingpong:
             ops.append(H.MbarrierInitOp(lay.turn, 2, 1))
+        if self.cluster > 1:  # peers signal these barriers: they must exist first
+            ops.append(H.ClusterSyncOp())
         tid = H.ThreadIdOp()
         ops.append(tid)
         wg = binop(ops, arith.DivSIOp, tid.result, 128)
@@ -144,6 +148,8 @@ class Builder:
         ops.append(is_producer)
         ops.append(scf.IfOp(is_producer, [], [*self.producer(tid.result), scf.YieldOp()],
                             [*self.consumer(wg), scf.YieldOp()]))
+        if self.cluster > 1:  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
+            ops.append(H.ClusterSyncOp())
         return ops
 
     def producer(self, tid: SSAValue) -> list[Operation]:
@@ -178,12 +184,25 @@ class Builder:
             total = binop(ops, arith.MuliOp, total, g)
         bid, ncta = nv.BlockIdOp(0), nv.GridDimOp(0)
         ops += [bid, ncta]
-        start, step, it0 = bid.result, ncta.result, index_const(ops, 0)
+        bid, ncta = bid.result, ncta.result
+        self.rank, self.raster_sizes = None, sizes
+        if self.cluster > 1:  # a cluster walks pairs of tile rows: rank r takes row 2p + r of pair p
+            rank = H.ClusterRankOp()
+            ops.append(rank)
+            self.rank = rank.result
+            bid = binop(ops, arith.DivSIOp, bid, self.cluster)
+            ncta = binop(ops, arith.DivSIOp, ncta, self.cluster)
+            rows = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, sizes[0], self.cluster - 1), self.cluster)
+            self.raster_sizes = [rows, *sizes[1:]]
+            total = rows
+            for g in sizes[1:]:
+                total = binop(ops, arith.MuliOp, total, g)
+        start, step, it0 = bid, ncta, index_const(ops, 0)
         alternate = role == "consumer" and self.pingpong
         if alternate:
-            start = binop(ops, arith.AddiOp, bid.result, binop(ops, arith.MuliOp, consumer, ncta.result))
-            step = binop(ops, arith.MuliOp, ncta.result, 2)
-            first = self.trip(ops, self.setup(ops, bid.result, sizes))  # consumer 1 starts after tile 0's steps
+            start = binop(ops, arith.AddiOp, bid, binop(ops, arith.MuliOp, consumer, ncta))
+            step = binop(ops, arith.MuliOp, ncta, 2)
+            first = self.trip(ops, self.setup(ops, bid, sizes))  # consumer 1 starts after tile 0's steps
             it0 = binop(ops, arith.MuliOp, consumer, first)
         block = Block(arg_types=[IndexType(), IndexType()])
         t, it = block.args
@@ -196,7 +215,7 @@ class Builder:
                                                      consumer), 2)
         it_out = self.k_loop(inner, role, it, mapping, consumer, turn)
         if alternate:
-            other = binop(inner, arith.AddiOp, t, ncta.result)
+            other = binop(inner, arith.AddiOp, t, ncta)
             steps = self.trip(inner, self.setup(inner, other, sizes))
             real = arith.CmpiOp(other, total, "slt")
             skip = arith.SelectOp(real, steps, index_const(inner, 0))
@@ -209,7 +228,9 @@ class Builder:
 
     def setup(self, ops: list, t: SSAValue, sizes: list[SSAValue]) -> dict[SSAValue, SSAValue]:
         """Program ids of tile `t` and the kernel's index math before the K-loop, cloned: old value -> new."""
-        pids = self.raster(ops, t, sizes)
+        pids = self.raster(ops, t, self.raster_sizes)
+        if self.rank is not None:  # a row past the grid (odd row count) loads zeros and stores nothing
+            pids[0] = binop(ops, arith.AddiOp, binop(ops, arith.MuliOp, pids[0], self.cluster), self.rank)
         mapping: dict[SSAValue, SSAValue] = {}
         for op in self.kl.prologue:
             if isinstance(op, T.ProgramIdOp):
@@ -285,11 +306,15 @@ class Builder:
             inner.append(H.MbarrierExpectTxOp(stage, lay.full, lay.a_stage + lay.b_stage))
             for opnd, base, stage_bytes in ((kl.a, lay.a_base, lay.a_stage), (kl.b, lay.b_base, lay.b_stage)):
                 row, col = (body_map.get(v, v) for v in opnd.view.offsets)
+                shared = opnd is kl.b and self.cluster > 1
                 for j in range(kl.bk // lay.box_cols):
                     c = col if j == 0 else binop(inner, arith.AddiOp, col, j * lay.box_cols)
-                    inner.append(H.TmaLoadOp(opnd.memref, row, c, stage, dst=base + j * opnd.rows * lay.swizzle,
-                                             stage_bytes=stage_bytes, bar=lay.full, box=(opnd.rows, lay.box_cols),
-                                             swizzle=lay.swizzle))
+                    dst = base + j * opnd.rows * lay.swizzle
+                    if not shared:
+                        inner.append(H.TmaLoadOp(opnd.memref, row, c, stage, dst=dst, stage_bytes=stage_bytes,
+                                                 bar=lay.full, box=(opnd.rows, lay.box_cols), swizzle=lay.swizzle))
+                    else:
+                        self.multicast_half(inner, opnd, row, c, stage, dst, stage_bytes)
             results = [binop(inner, arith.AddiOp, step_it, 1)]
         else:
             # One wgmma group stays in flight across K steps: after issuing step i, wait until step i-1's group
@@ -320,19 +345,36 @@ class Builder:
                 Epilogue(kl, r, mapping).lower(ops, d.result)
         return new_loop.results[0]
 
+    def multicast_half(self, ops: list, opnd, row, col, stage, dst: int, stage_bytes: int) -> None:
+        """B's box for this K step, split between the cluster's two CTAs: rank r loads rows [r*BN/2, (r+1)*BN/2)
+        of it and multicasts them to both, so each CTA reads half of B from L2 and receives all of it."""
+        half = opnd.rows // 2
+        is_first = arith.CmpiOp(self.rank, index_const(ops, 0), "eq")
+        branches = []
+        for r in range(2):
+            body: list[Operation] = []
+            at = row if r == 0 else binop(body, arith.AddiOp, row, half)
+            body += [H.TmaLoadOp(opnd.memref, at, col, stage, dst=dst + r * half * self.lay.swizzle,
+                                 stage_bytes=stage_bytes, bar=self.lay.full, box=(half, self.lay.box_cols),
+                                 swizzle=self.lay.swizzle, multicast=0b11), scf.YieldOp()]
+            branches.append(body)
+        ops += [is_first, scf.IfOp(is_first, [], branches[0], branches[1])]
+
     def release_previous(self, ops: list, step: SSAValue, first: SSAValue) -> None:
-        """Hand slot (step - 1) % stages back to the producer, unless `step` is this tile's `first` (no step yet)."""
+        """Hand slot (step - 1) % stages back to the producer, unless `step` is this tile's `first` (no step yet).
+        In a cluster the slot is handed back to every CTA's producer (each multicast into this CTA's slot)."""
         started = arith.CmpiOp(step, first, "ne")
         release: list[Operation] = []
         prev = binop(release, arith.RemSIOp, binop(release, arith.SubiOp, step, 1), self.lay.stages)
-        release += [H.MbarrierArriveOp(prev, self.lay.empty), scf.YieldOp()]
+        cluster = self.cluster if self.cluster > 1 else None
+        release += [H.MbarrierArriveOp(prev, self.lay.empty, cluster=cluster), scf.YieldOp()]
         ops += [started, scf.IfOp(started, [], release)]
 
 
 def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int,
-                 schedule: str = "cooperative") -> None:
+                 schedule: str = "cooperative", cluster: int = 1) -> None:
     kl = match(kernel, mma)
-    builder = Builder(kl, stages, group_m, schedule)
+    builder = Builder(kl, stages, group_m, schedule, cluster)
     new_ops = builder.body()
     block = kernel.body.block
     ret = block.last_op
@@ -343,6 +385,8 @@ def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: 
     kernel.attributes["nv.num_threads"] = IntegerAttr(128 * (1 + kl.consumers), i64)
     kernel.attributes["nv.smem_bytes"] = IntegerAttr(builder.lay.total, i64)
     kernel.attributes["nv.arch"] = StringAttr("sm_90a")
+    if cluster > 1:
+        kernel.attributes["nv.cluster"] = IntegerAttr(cluster, i64)
 
 
 @register_pass
@@ -357,6 +401,9 @@ class WarpSpecialize(ModulePass):
         schedule: cooperative (both consumer warpgroups share each tile, 64 rows each) or pingpong (each
             consumer owns whole tiles, alternating, so one's epilogue overlaps the other's main loop;
             BM=128, BN<=128).
+        cluster: CTAs per thread-block cluster, 1 or 2. With 2, the CTAs of a cluster take two tiles of one
+            column (rows 2p and 2p+1) and each loads half of the shared B tile, multicast to both: a third
+            less L2 -> shared-memory traffic at 128x256 tiles.
     """
 
     name = "warp-specialize"
@@ -365,6 +412,7 @@ class WarpSpecialize(ModulePass):
     stages: int = 4
     group_m: int = 8
     schedule: str = "cooperative"
+    cluster: int = 1
 
     def __post_init__(self) -> None:
         parse_arch(self.arch)
@@ -373,6 +421,9 @@ class WarpSpecialize(ModulePass):
                 raise ValueError(f"warp-specialize: {name}={v} must be an integer from 1 to {hi}")
         if self.schedule not in SCHEDULES:
             raise ValueError(f"warp-specialize: schedule={self.schedule} is not one of {', '.join(SCHEDULES)}")
+        if self.cluster not in CLUSTERS or isinstance(self.cluster, bool):
+            raise ValueError(f"warp-specialize: cluster={self.cluster} is not one of "
+                             f"{', '.join(map(str, CLUSTERS))} (CTAs per thread-block cluster)")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = parse_arch(self.arch)
@@ -387,7 +438,7 @@ class WarpSpecialize(ModulePass):
             if len(mmas) != 1:
                 raise refuse(mmas[1], f"{len(mmas)} wgmma mmas in @{kernel.sym_name.data}: this lowering takes one")
             try:
-                lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule)
+                lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule, self.cluster)
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location

@@ -25,8 +25,8 @@ class DerivedParams:
     `sm_count(device)` says how many SMs a device has.
     """
 
-    def __init__(self, params, signature, persistent: bool, kernel: str, sm_count):
-        self.kernel, self.persistent, self._sm_count = kernel, persistent, sm_count
+    def __init__(self, params, signature, persistent: bool, kernel: str, sm_count, cluster: int = 1):
+        self.kernel, self.persistent, self._sm_count, self.cluster = kernel, persistent, sm_count, cluster
         self.count = len(params)
         self.tmaps = tma.slots_of(signature)
         self.grid_params = tuple((i, p.dim) for i, p in enumerate(params) if p.role == "grid")
@@ -43,7 +43,7 @@ class DerivedParams:
         except (KeyError, TypeError):  # TypeError: a list grid, valid but not memoisable
             pass
         if self.persistent:
-            found = physical_grid(grid, self._sm_count(device), self.kernel)
+            found = physical_grid(grid, self._sm_count(device), self.kernel, self.cluster)
         else:
             dims = logical_grid(grid, self.kernel)
             found = (dims, dims)
