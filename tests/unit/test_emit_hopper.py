@@ -33,9 +33,13 @@ EPILOGUE_SPECS = (T(("M", "K"), "bf16"), T(("N", "K"), "bf16"), T(("M", "N"), "b
 # C = alpha * A @ B^T + beta * C: C is read and written through the accumulator layout.
 PLAIN_SPECS = (T(("M", "K"), "bf16"), T(("N", "K"), "bf16"), T(("M", "N"), "bf16"), None, None,
                tessera.scalar("f32"), tessera.scalar("f32"))
+# C = gelu(alpha * A @ B^T + bias): nothing reads a whole tile, so C is written through shared memory by TMA.
+BIAS_SPECS = (T(("M", "K"), "bf16"), T(("N", "K"), "bf16"), T(("M", "N"), "bf16"), T((1, "N"), "bf16"), None,
+              tessera.scalar("f32"), None)
 CONFIGS = {
     "128x256": (EPILOGUE_SPECS, dict(BM=128, BN=256, BK=64, ACTIVATION="gelu"), 4),
     "64x128": (PLAIN_SPECS, dict(BM=64, BN=128, BK=64), 3),
+    "128x256-tma-store": (BIAS_SPECS, dict(BM=128, BN=256, BK=64, ACTIVATION="gelu"), 4),
 }
 _DESC = re.compile(r"tsr_wgmma_desc\(([ab])_ \+ (\d+)u, 0x([0-9a-f]+)ull\)")
 _TMA = re.compile(r"tsr_tma_load_2d\(tsr_sbase \+ (\d+)u \+ (\d+)u \* \(unsigned\)\w+, &(\w+)_tmap,")
@@ -61,16 +65,22 @@ def kernel_args(module):
     return kernel.body.block.args
 
 
-def test_one_tensor_map_per_memref_that_tma_reads(hopper):
-    _, meta, ck, module = hopper
+def test_one_tensor_map_per_memref_that_tma_reads_or_writes(hopper):
+    name, meta, ck, module = hopper
     args = kernel_args(module)
     tma_read = sorted({list(args).index(op.source) for op in module.walk() if isinstance(op, H.TmaLoadOp)})
+    tma_written = sorted({list(args).index(op.dest) for op in module.walk() if isinstance(op, H.WgaccStoreTmaOp)})
+    staged = name.endswith("tma-store")  # an epilogue that loads whole tiles (C, residual) stores from registers
     tmaps = [p for p in ck.emitted.params if p.role == "tmap"]
-    assert tma_read == [0, 1] and [p.arg for p in tmaps] == tma_read  # A and B; never C, bias or residual
-    assert [p.box for p in tmaps] == [(meta["BM"], 64), (meta["BN"], 64)] and {p.swizzle for p in tmaps} == {128}
+    assert tma_read == [0, 1] and tma_written == ([2] if staged else [])  # never bias or residual
+    assert [p.arg for p in tmaps] == [0, 1] + tma_written
+    boxes = [(meta["BM"], 64), (meta["BN"], 64)] + [(64, 64)] * staged  # C in 64 x 64 boxes
+    assert [p.box for p in tmaps] == boxes and {p.swizzle for p in tmaps} == {128}
     declared = re.findall(r"const __grid_constant__ tsr_tensormap (\w+)_tmap\b", ck.source)
-    assert declared == ["A", "B"]
+    assert declared == ["A", "B"] + ["C"] * staged
     assert {m[2] for m in _TMA.findall(ck.source)} == {"A", "B"}
+    copies = 2 if "every window inside its memref" in ck.source else 1  # interior and edge paths of the epilogue
+    assert ck.source.count("tsr_tma_store_2d(&C_tmap,") == meta["BN"] // 64 * copies * staged
 
 
 def test_persistent_kernel_takes_the_logical_grid(hopper):
@@ -104,6 +114,8 @@ def test_sass_has_hgmma_of_the_tile_tma_and_mbarriers_and_no_local_memory(hopper
     assert count_instructions(sass, f"HGMMA.64x{bn}x16.F32.BF16") == k_steps, sass[:2000]
     assert count_instructions(sass, "HGMMA") == k_steps
     assert count_instructions(sass, "UTMALDG") >= 2  # one box of A and one of B per K step
+    if "tsr_tma_store_2d(&" in ck.source:
+        assert count_instructions(sass, "UTMASTG") >= bn // 64  # the epilogue's 64 x 64 boxes of C
     assert count_instructions(sass, "SYNCS") > 0  # mbarrier init / arrive / expect_tx / try_wait
     assert not has_local_memory(ck.cubin) and not has_local_memory(sass)
 

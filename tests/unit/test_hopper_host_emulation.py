@@ -11,6 +11,8 @@ on shapes with ragged edges and K-loops longer than the ring, against float64.
 
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -27,15 +29,15 @@ from tessera.reference.oracles import error_bound, rel_error
 NP = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
 
 
-def _emit(traced, stages: int, schedule: str, cluster: int = 1):
+def _emit(traced, stages: int, schedule: str, cluster: int = 1, store: str = "tma"):
     module, _ = lower(traced, f"tessera-lower-to-nv{{arch=sm_90a stages={stages} schedule={schedule} "
-                              f"cluster={cluster}}}", "sm_90a")
+                              f"cluster={cluster} store={store}}}", "sm_90a")
     return emit_cuda(module)
 
 
 def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
     BM, BN, BK, stages, schedule, *rest = cfg
-    cluster = rest[0] if rest else 1
+    cluster, store = (rest + [1, "tma"][len(rest):])[:2]
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((M, K)).astype(NP[dtype])
     w = rng.standard_normal((N, K)).astype(NP[dtype])
@@ -47,7 +49,8 @@ def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
              tensor((1, "N"), "f32"), tensor(("M", "N"), dtype) if full else None, ScalarSpec(tl.f32),
              ScalarSpec(tl.f32) if full else None)
     act = "relu" if full else "gelu"
-    em = _emit(G.gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True, ACTIVATION=act), stages, schedule, cluster)
+    em = _emit(G.gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True, ACTIVATION=act), stages, schedule, cluster,
+               store)
     if edit is not None:
         em = edit(em)
     args = [a, w, c, bias] + ([res, 0.5, 0.25] if full else [0.5])
@@ -58,8 +61,10 @@ def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
     return c.astype(np.float64), ref
 
 
-CONFIGS = {  # (BM, BN, BK, stages, schedule[, cluster])
+CONFIGS = {  # (BM, BN, BK, stages, schedule[, cluster[, store]]); the output goes through TMA unless "registers"
     "coop-128x256-sw128": (128, 256, 64, 3, "cooperative"),
+    "coop-128x256-registers": (128, 256, 64, 3, "cooperative", 1, "registers"),
+    "pingpong-128x128-registers": (128, 128, 64, 4, "pingpong", 1, "registers"),
     "coop-128x128-cluster2": (128, 128, 64, 3, "cooperative", 2),
     "pingpong-128x128-cluster2": (128, 128, 64, 3, "pingpong", 2),
     "coop-64x128-sw64": (64, 128, 32, 5, "cooperative"),
@@ -76,17 +81,32 @@ def test_sm90a_gemm_on_the_host_emulator_matches_float64(name):
     assert rel_error(got, ref) <= error_bound("bf16")
 
 
-@pytest.mark.parametrize("name", ["coop-128x256-sw128", "pingpong-128x128"])
+@pytest.mark.parametrize("name", ["coop-128x256-sw128", "pingpong-128x128", "coop-128x256-registers"])
 def test_sm90a_full_epilogue_reads_c_and_residual_in_the_accumulator_layout(name):
     got, ref = _gemm(200, 136, 136, "f16", CONFIGS[name], full=True, seed=3)
     assert rel_error(got, ref) <= error_bound("f16")
 
 
-def test_interior_tiles_take_the_unchecked_epilogue_and_match_float64():
+@pytest.mark.parametrize("name", ["coop-128x256-sw128", "coop-128x256-registers"])
+def test_interior_tiles_take_the_unchecked_epilogue_and_match_float64(name):
     """256 x 256 x 128 in 128 x 256 tiles: every window is interior, so only the unchecked path runs (C, residual
-    and bias read, C written through per-thread base pointers); the ragged cases above mix both paths."""
-    got, ref = _gemm(256, 256, 128, "f16", CONFIGS["coop-128x256-sw128"], full=True, seed=5)
+    and bias read, and with store=registers C written through per-thread base pointers); the ragged cases above
+    mix both paths."""
+    got, ref = _gemm(256, 256, 128, "f16", CONFIGS[name], full=True, seed=5)
     assert rel_error(got, ref) <= error_bound("f16")
+
+
+def test_a_wrong_staging_swizzle_is_caught():
+    """The TMA store reads its box through the 128-byte swizzle: staging without it scrambles the columns."""
+    from dataclasses import replace
+
+    def unswizzle(em):
+        swizzled = re.compile(r"\^ \(\((\w+) \+ 8 \* \(\(i_ >> 1\) & 1\)\) & 7\)\) << 4\)")
+        assert swizzled.search(em.source)
+        return replace(em, source=swizzled.sub(") << 4)", em.source))
+
+    got, ref = _gemm(128, 128, 64, "bf16", CONFIGS["pingpong-128x128"], full=False, edit=unswizzle)
+    assert rel_error(got, ref) > 0.1
 
 
 def test_a_wrong_descriptor_is_caught():

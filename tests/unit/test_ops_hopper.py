@@ -46,7 +46,7 @@ def test_pin_then_cache_then_default(tmp_path, monkeypatch):
     autotune.tune(H.OP, key, H.HOPPER_CANDIDATES, lambda c: times[H.HOPPER_CANDIDATES.index(c)], progress=False)
     got = H.gemm_config(4000, 4096, 3000, "bf16")  # same buckets: the measured winner, from the disk cache
     assert got.source == "cache" and got.as_dict() == H.HOPPER_CANDIDATES[-1]
-    monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", "BM=128,BN=128,BK=64,stages=5,schedule=pingpong")
+    monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", "BM=128,BN=128,BK=64,stages=5,schedule=pingpong,cluster=1")
     got = H.gemm_config(4096, 4096, 4096, "bf16")
     assert got.source == "pinned" and got.as_dict() == H.HOPPER_CANDIDATES[3]
 

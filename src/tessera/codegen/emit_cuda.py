@@ -111,6 +111,7 @@ class Emitter:
         self.tmaps: dict[SSAValue, str] = {}  # memref argument -> name of its TMA tensor-map parameter
         self.uses_groups = False
         self.fast_windows: dict = {}  # window op -> (base pointer, row-step) names on an interior path
+        self.staging: dict = {}  # nv.wgacc_store_tma -> names of its buffers, barrier and thread position
 
     # -- text ------------------------------------------------------------------
     def line(self, text: str) -> None:
@@ -192,7 +193,7 @@ class Emitter:
 
 _HOISTABLE = ("arith.", "math.", "nv.alloc_shared", "nv.block_id", "nv.grid_dim")
 # Slot-wise ops of another slot count that may move before a run they do not depend on (no memory writes).
-_LOADS, _STORES = ("nv.load_global", "nv.wgacc_load"), ("nv.store_global", "nv.wgacc_store")
+_LOADS, _STORES = ("nv.load_global", "nv.wgacc_load"), ("nv.store_global", "nv.wgacc_store", "nv.wgacc_store_tma")
 _HOIST_SLOTWISE = ("nv.load_global", "nv.map", "nv.cmp", "nv.select", "nv.convert", "nv.splat", "nv.fill",
                    "nv.iota", "nv.slots")
 
@@ -200,9 +201,10 @@ _HOIST_SLOTWISE = ("nv.load_global", "nv.map", "nv.cmp", "nv.select", "nv.conver
 def _collect_run(ops, i, slotwise, slots_of):
     """Slot-wise ops from ops[i] with one slot count; pure scalar ops met on the way are hoisted before the run.
 
-    A run stops at anything else (a barrier, a fragment op, a loop) and before a
+    A run stops at anything else (a barrier, a fragment op, a loop), before a
     global load from a memref that the run already stores to (fusing would let
-    an earlier slot read before a later slot's store).
+    an earlier slot read before a later slot's store) and before a second
+    staged TMA store.
     """
     run, hoisted, stored = [ops[i]], [], set()
     n = slots_of(ops[i])
@@ -215,6 +217,8 @@ def _collect_run(ops, i, slotwise, slots_of):
         if op.name in slotwise and slots_of(op) == n:
             if op.name in _LOADS and op.source in stored:
                 break
+            if op.name == "nv.wgacc_store_tma" and any(o.name == op.name for o in run):
+                break  # one staged store per run: its box loop owns the run's barriers
             if op.name in _STORES:
                 stored.add(op.dest)
             run.append(op)
@@ -241,23 +245,29 @@ def _kernel(module: ModuleOp, name: str | None) -> func.FuncOp:
 
 
 def _written_memrefs(kernel: func.FuncOp) -> set[SSAValue]:
-    from tessera.ir.nv_hopper_ops import WgaccStoreOp
+    from tessera.ir.nv_hopper_ops import WgaccStoreOp, WgaccStoreTmaOp
     from tessera.ir.nv_ops import StFragGlobalOp, StoreGlobalOp
 
-    return {op.dest for op in kernel.walk() if isinstance(op, (StoreGlobalOp, StFragGlobalOp, WgaccStoreOp))}
+    return {op.dest for op in kernel.walk()
+            if isinstance(op, (StoreGlobalOp, StFragGlobalOp, WgaccStoreOp, WgaccStoreTmaOp))}
 
 
 def _tma_boxes(kernel: func.FuncOp) -> dict[SSAValue, tuple[tuple[int, ...], int]]:
-    """memref argument -> (box, swizzle) of the nv.tma_load ops reading it; one tensor map each, so they must agree."""
-    from tessera.ir.nv_hopper_ops import TmaLoadOp
+    """memref argument -> (box, swizzle) of the TMA ops on it (nv.tma_load, nv.wgacc_store_tma); one tensor map
+    each, so they must agree."""
+    from tessera.ir.nv_hopper_ops import TmaLoadOp, WgaccStoreTmaOp
 
     boxes: dict[SSAValue, tuple[tuple[int, ...], int]] = {}
     for op in kernel.walk():
         if isinstance(op, TmaLoadOp):
-            geo = (tuple(op.box.get_values()), op.swizzle.value.data)
-            if boxes.setdefault(op.source, geo) != geo:
-                raise D.TesseraError(D.EMIT_UNSUPPORTED, f"nv.tma_load ops read one memref with boxes {boxes[op.source]}"
-                                                         f" and {geo}: a memref has one tensor map", op=op)
+            mem, geo = op.source, (tuple(op.box.get_values()), op.swizzle.value.data)
+        elif isinstance(op, WgaccStoreTmaOp):
+            mem, geo = op.dest, (WgaccStoreTmaOp.BOX, 128)
+        else:
+            continue
+        if boxes.setdefault(mem, geo) != geo:
+            raise D.TesseraError(D.EMIT_UNSUPPORTED, f"{op.name} uses a memref with box {geo} that another TMA op "
+                                                     f"uses with {boxes[mem]}: a memref has one tensor map", op=op)
     return boxes
 
 

@@ -179,6 +179,9 @@ def _acc_coords(e, op, i: str, broadcast: bool = False) -> tuple[str, str]:
     return row, f"{e[op.col]} + 2 * (tid & 3) + 8 * (({i}) >> 2) + (({i}) & 1)"
 
 
+WINDOWS = ("nv.wgacc_load", "nv.wgacc_store")  # bounds-checked accesses (a TMA store clips by itself)
+
+
 def _window_memref(e, op):
     return e.memref(op.dest if op.name == "nv.wgacc_store" else op.source, op)
 
@@ -196,7 +199,7 @@ def interior_condition(e, ops) -> str | None:
     this path and the edge tiles take the checked one. None when the run has no
     window, or one whose element size has no paired access.
     """
-    windows = [op for op in ops if op.name in SLOTWISE]
+    windows = [op for op in ops if op.name in WINDOWS]
     if not windows or any(elem_bytes(_window_elem(op)) not in (2, 4) for op in windows):
         return None
     conds = []
@@ -215,7 +218,7 @@ def interior_condition(e, ops) -> str | None:
 def declare_window_bases(e, ops) -> None:
     """Per-thread base pointers of the run's windows (inside `interior_condition`): slot i adds constants."""
     for op in ops:
-        if op.name not in SLOTWISE:
+        if op.name not in WINDOWS:
             continue
         mr, elem = _window_memref(e, op), _window_elem(op)
         bcast = op.name == "nv.wgacc_load" and op.broadcast_rows.value.data
@@ -284,14 +287,68 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
         e.line("}")
 
 
+def staged_store(ops):
+    """The run's nv.wgacc_store_tma (its slot loop then runs box by box), or None."""
+    return next((op for op in ops if op.name == "nv.wgacc_store_tma"), None)
+
+
+def declare_staging(e, op: H.WgaccStoreTmaOp) -> None:
+    """Names the staged store's box loop uses: this warpgroup's buffers, its named barrier, the thread's row/byte."""
+    st, bar, sr, sb = (e.fresh(h) for h in ("stage", "wgbar", "srow", "sbyte"))
+    e.staging[op] = (st, bar, sr, sb)
+    e.line(f"const unsigned {st} = tsr_sbase + {op.stage.value.data}u + "
+           f"{H.WgaccStoreTmaOp.STAGE_BYTES}u * (unsigned){e[op.consumer]};  // two 64 x 64 boxes")
+    e.line(f"const unsigned {bar} = 1u + (unsigned){e[op.consumer]};  // this consumer warpgroup's named barrier")
+    e.line(f"const int {sr} = 16 * ((tid & 127) >> 5) + ((tid & 31) >> 2), {sb} = 4 * (tid & 3);")
+
+
+def box_begin(e, op: H.WgaccStoreTmaOp, b: int) -> None:
+    """Before box b's slots: its buffer's previous store has read it (when the tile's box count is odd, box 0's
+    buffer was the previous tile's last box, the most recent store), then the warpgroup may write it."""
+    st, bar, _, _ = e.staging[op]
+    pending = 0 if b == 0 and (op.n.value.data // 64) % 2 else 1
+    e.line(f"if ((tid & 127) == 0) tsr_bulk_wait_read({pending});  // box {b}: buffer {b % 2} is free")
+    e.line(f"tsr_named_bar({bar}, 128u);")
+
+
+def box_end(e, op: H.WgaccStoreTmaOp, b: int) -> None:
+    """After box b's slots: fence the generic-proxy writes into the async proxy, then one thread stores the box."""
+    st, bar, _, _ = e.staging[op]
+    tmap = e.tmaps.get(op.dest)
+    if tmap is None:
+        raise D.TesseraError(D.EMIT_UNSUPPORTED, "nv.wgacc_store_tma writes a memref that is not a kernel argument",
+                             op=op)
+    e.line("tsr_fence_proxy_async();  // the staged box, visible to the TMA unit")
+    e.line(f"tsr_named_bar({bar}, 128u);")
+    e.line(f"if ((tid & 127) == 0) {{ tsr_tma_store_2d(&{tmap}, {e[op.col]} + {64 * b}, {e[op.row]}, "
+           f"{st} + {(b % 2) * 8192}u); tsr_bulk_commit(); }}")
+
+
+def slot_wgacc_store_tma(e, op: H.WgaccStoreTmaOp) -> None:
+    """At odd slots, the pair (i_-1, i_) into box (i_ >> 5)'s buffer: row r, 16-byte chunk c ^ (r % 8).
+
+    A warp's 32 stores hit 8 rows in 8 different chunks of the 128-byte swizzle: no bank conflicts.
+    """
+    st, _, sr, sb = e.staging[op]
+    e.line(f"if (i_ & 1) tsr_st_shared_u32({st} + (((i_ >> 5) & 1) ? 8192u : 0u) + ({sr} + 8 * ((i_ >> 1) & 1)) * 128 "
+           f"+ ((((i_ >> 2) & 7) ^ (({sr} + 8 * ((i_ >> 1) & 1)) & 7)) << 4) + {sb}, {e[op.value]}[i_ >> 1]);")
+
+
+def emit_tma_store_drain(e, op: H.TmaStoreDrainOp) -> None:
+    e.comment(op, "the bulk stores are complete before the CTA exits")
+    e.line("if ((tid & 127) == 0) tsr_bulk_wait_all();")
+
+
 HOPPER_EMITTERS = {
     "nv.thread_id": emit_thread_id, "nv.logical_grid": emit_logical_grid, "nv.setmaxnreg": emit_setmaxnreg,
     "nv.cluster_rank": emit_cluster_rank, "nv.cluster_sync": emit_cluster_sync,
+    "nv.tma_store_drain": emit_tma_store_drain,
     "nv.mbarrier_init": emit_mbarrier_init, "nv.mbarrier_wait": emit_mbarrier_wait,
     "nv.mbarrier_arrive": emit_mbarrier_arrive, "nv.mbarrier_expect_tx": emit_mbarrier_expect_tx,
     "nv.tma_load": emit_tma_load, "nv.wgmma": emit_wgmma, "nv.wgmma_wait": emit_wgmma_wait,
 }
-SLOTWISE = {"nv.wgacc_load": slot_wgacc_load, "nv.wgacc_store": slot_wgacc_store}
+SLOTWISE = {"nv.wgacc_load": slot_wgacc_load, "nv.wgacc_store": slot_wgacc_store,
+            "nv.wgacc_store_tma": slot_wgacc_store_tma}
 
 PRELUDE = {
     "hopper": """// sm_90: mbarriers and TMA (shared::cta addresses), the wgmma descriptor's start field.
@@ -333,6 +390,26 @@ static __device__ __forceinline__ void tsr_tma_load_2d_multicast(unsigned dst, c
                " [%0], [%1, {%2, %3}], [%4], %5;\\n"
                :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
                : "memory");
+}
+// The TMA store epilogue: shared -> global box stores in bulk groups, a warpgroup's named barrier.
+static __device__ __forceinline__ void tsr_tma_store_2d(const tsr_tensormap* map, int c0, int c1, unsigned src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\\n"
+               :: "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(src) : "memory");
+}
+static __device__ __forceinline__ void tsr_bulk_commit() { asm volatile("cp.async.bulk.commit_group;\\n" ::: "memory"); }
+static __device__ __forceinline__ void tsr_bulk_wait_read(int pending) {
+  if (pending) asm volatile("cp.async.bulk.wait_group.read 1;\\n" ::: "memory");
+  else asm volatile("cp.async.bulk.wait_group.read 0;\\n" ::: "memory");
+}
+static __device__ __forceinline__ void tsr_bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\\n" ::: "memory"); }
+static __device__ __forceinline__ void tsr_named_bar(unsigned id, unsigned threads) {
+  asm volatile("bar.sync %0, %1;\\n" :: "r"(id), "r"(threads) : "memory");
+}
+static __device__ __forceinline__ void tsr_st_shared_u32(unsigned addr, unsigned v) {
+  asm volatile("st.shared.u32 [%0], %1;\\n" :: "r"(addr), "r"(v) : "memory");
+}
+static __device__ __forceinline__ void tsr_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");
 }
 static __device__ __forceinline__ unsigned tsr_cluster_rank() {
   unsigned r;

@@ -188,6 +188,27 @@ static inline void tsr_tma_load_2d_multicast(unsigned dst, const tsr_tensormap* 
                                              unsigned short mask) {
   for (int r = 0; r < TSR_MAX_CLUSTER; ++r) if (mask >> r & 1) tsr_tma_box(r, dst, t, c0, c1, bar);
 }
+// The TMA store epilogue: a box from this CTA's (swizzled) shared memory to global, clipped at the edges; the
+// copy is synchronous, so the bulk-group waits and the proxy fence have nothing to wait for.
+static inline void tsr_tma_store_2d(const tsr_tensormap* t, int c0, int c1, unsigned src) {
+  const int row_bytes = t->box_cols * t->elem;
+  unsigned char* base = const_cast<unsigned char*>(t->base);
+  for (int r = 0; r < t->box_rows; ++r) for (int c = 0; c < t->box_cols; ++c) {
+    const long long gr = (long long)c1 + r, gc = (long long)c0 + c;
+    const unsigned a = t->swizzle ? tsr_swizzle(src + r * row_bytes + c * t->elem, t->swizzle) : src + r * row_bytes + c * t->elem;
+    if (gr >= 0 && gr < t->rows && gc >= 0 && gc < t->cols) std::memcpy(base + gr * t->pitch + gc * t->elem, tsr_smem + a, t->elem);
+  }
+}
+static inline void tsr_bulk_commit() {}
+static inline void tsr_bulk_wait_read(int) {}
+static inline void tsr_bulk_wait_all() {}
+static inline void tsr_fence_proxy_async() {}
+static inline void tsr_st_shared_u32(unsigned a, unsigned v) { std::memcpy(tsr_smem + a, &v, 4); }
+// bar.sync id, 128: the kernels name one barrier per consumer warpgroup, so it is the caller's warpgroup barrier.
+static inline void tsr_named_bar(unsigned, unsigned n) {
+  if (n != 128) std::abort();
+  tsr_wg_barrier[tsr_rank][threadIdx.x >> 7]->arrive_and_wait();
+}
 static inline void tsr_warpgroup_sync() { tsr_wg_barrier[tsr_rank][threadIdx.x >> 7]->arrive_and_wait(); }
 static inline float tsr_smem_half(unsigned a, int bf) {
   tsr_u16 h; std::memcpy(&h, tsr_smem + a, 2); return bf ? __uint_as_float((unsigned)h << 16) : tsr_f16_f32(h);

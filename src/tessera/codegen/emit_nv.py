@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 
-from tessera.codegen.emit_hopper import HOPPER_EMITTERS, declare_window_bases, interior_condition
+from tessera.codegen.emit_hopper import (HOPPER_EMITTERS, box_begin, box_end, declare_staging, declare_window_bases,
+                                         interior_condition, staged_store)
 from tessera.codegen.emit_hopper import SLOTWISE as HOPPER_SLOTWISE
 from tessera.codegen.emit_hopper import PRELUDE as HOPPER_PRELUDE
 from tessera.codegen.emit_hopper import PROVIDES as HOPPER_PROVIDES
@@ -194,6 +195,9 @@ def emit_run(e, ops) -> None:
     for op in ops:
         if op.results:
             _declare(e, op.results[0])
+    staged = staged_store(ops)
+    if staged is not None:
+        declare_staging(e, staged)
     interior = interior_condition(e, ops)
     if interior is None:
         _emit_slot_loop(e, ops)
@@ -207,11 +211,20 @@ def emit_run(e, ops) -> None:
 
 
 def _emit_slot_loop(e, ops) -> None:
-    n = slots_of(ops[0])
-    with e.unrolled("i_", n, f"{n} slot(s) per thread (element tid + i_ * {e.threads}), {len(ops)} fused op(s)"):
-        for op in ops:
-            e.comment(op, _note(op))
-            SLOTWISE[op.name](e, op)
+    """The unrolled slot loop; with a staged (TMA) store, one loop per 64-column box between its barriers."""
+    n, staged = slots_of(ops[0]), staged_store(ops)
+    chunks = [(0, n)] if staged is None else [(b * 32, b * 32 + 32) for b in range(n // 32)]
+    for b, (lo, hi) in enumerate(chunks):
+        if staged is not None:
+            box_begin(e, staged, b)
+        e.line("#pragma unroll")
+        with e.block(f"for (int i_ = {lo}; i_ < {hi}; ++i_) ",
+                     f"{n} slot(s) per thread (element tid + i_ * {e.threads}), {len(ops)} fused op(s)"):
+            for op in ops:
+                e.comment(op, _note(op))
+                SLOTWISE[op.name](e, op)
+        if staged is not None:
+            box_end(e, staged, b)
 
 
 # --- CUDA-core mma ------------------------------------------------------------------------

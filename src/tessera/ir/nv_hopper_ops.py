@@ -419,6 +419,60 @@ class WgaccStoreOp(NvOp):
         _check_wgacc(self, self.value.type, self.dest.type, self.n.value.data)
 
 
+@irdl_op_definition
+class WgaccStoreTmaOp(NvOp):
+    """Store a wgmma-accumulator vector as the 64 x n window at [row, col] through shared memory and TMA.
+
+    One 64 x 64 box (128-byte rows, 128-byte swizzle) at a time, alternating
+    between two 8 KiB buffers of consumer `consumer`'s staging area at
+    `stage + consumer * 16384`: the warpgroup writes a box, fences it into the
+    async proxy and one thread issues a bulk tensor store, which clips at the
+    memref's edges. Before a buffer is written again its previous store must
+    have read it (bulk wait_group.read). Needs a 16-bit element type, n a
+    multiple of 64, and `nv.tma_store_drain` before the kernel exits.
+    """
+
+    name = "nv.wgacc_store_tma"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    SMEM: ClassVar[str] = "write"
+    BOX: ClassVar[tuple[int, int]] = (64, 64)
+    STAGE_BYTES: ClassVar[int] = 16384  # two 64 x 64 16-bit boxes per consumer warpgroup
+    value = operand_def(VectorType)
+    dest = operand_def(MemRefType)
+    row = operand_def(IndexType)
+    col = operand_def(IndexType)
+    consumer = operand_def(IndexType)
+    n = prop_def(IntegerAttr)
+    stage = prop_def(IntegerAttr)
+    assembly_format = ("$value `,` $dest `[` $row `,` $col `]` `,` $consumer attr-dict `:` type($value) `,` "
+                       "type($dest)")
+
+    def __init__(self, value: SSAValue, dest: SSAValue, row: SSAValue, col: SSAValue, consumer: SSAValue, n: int,
+                 stage: int):
+        super().__init__(operands=[value, dest, row, col, consumer], properties={"n": _int(n), "stage": _int(stage)})
+
+    def verify_(self) -> None:
+        n = self.n.value.data
+        _check_wgacc(self, self.value.type, self.dest.type, n)
+        if type_name(self.dest.type.element_type) not in WGMMA_TYPES:
+            fail(self, f"memref {self.dest.type}: the TMA store epilogue writes bf16 or f16")
+        if n % 64:
+            fail(self, f"n={n} must be a multiple of 64 (whole 64-column boxes)")
+        _check_offset(self, "stage", self.stage.value.data, 1024)
+
+
+@irdl_op_definition
+class TmaStoreDrainOp(NvOp):
+    """Each warpgroup's issuing thread waits until its bulk tensor stores are complete (before the CTA exits)."""
+
+    name = "nv.tma_store_drain"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
 HOPPER_OPS = (ThreadIdOp, LogicalGridOp, ClusterRankOp, ClusterSyncOp, SetMaxNRegOp, MbarrierInitOp,
               MbarrierWaitOp, MbarrierArriveOp, MbarrierExpectTxOp, TmaLoadOp, WgmmaOp, WgmmaWaitOp, WgaccLoadOp,
-              WgaccStoreOp)
+              WgaccStoreOp, WgaccStoreTmaOp, TmaStoreDrainOp)

@@ -91,7 +91,7 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
     result, O = ck.output("out", out, a, A, (M, N), dtype, inputs, Out)
 
     device = ck.device or 0
-    hopper = lane == "cuda" and H.eligible(device_arch(device), A, B, ta, tb)
+    hopper = lane == "cuda" and H.eligible(device_arch(device), A, B, ta, tb, O)
     cfg = H.gemm_config(M, N, K, A.dtype, reads_c or R is not None) if hopper else gemm_config(M, N, K)
     if -(-N // cfg.BN) > GRID_Y_LIMIT:
         raise ck.fail(D.OPS_ARG_SHAPE, f"N = {N} needs {-(-N // cfg.BN)} column programs; the grid's y limit is "
@@ -218,8 +218,9 @@ def _build(lane, device, in_dt, out_dt, reads_c, Bias, R, ta, tb, act, cfg) -> P
     meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
     config = {**cfg.meta(), "stages": cfg.stages, "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
     if isinstance(cfg, H.HopperConfig):  # sm_90a: warp-specialised wgmma + TMA (see tessera.ops._hopper)
-        config.update(schedule=cfg.schedule, config_source=cfg.source)
-        compiled = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg.stages, schedule=cfg.schedule)
+        config.update(schedule=cfg.schedule, cluster=cfg.cluster, config_source=cfg.source)
+        compiled = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg.stages, schedule=cfg.schedule,
+                                  cluster=cfg.cluster)
         return Plan("gemm", lane, compiled.traced, compiled, config)
     if lane == "cuda":
         compiled = compile_cached(G.gemm, specs, meta, arch=device_arch(device), stages=cfg.stages)

@@ -8,7 +8,7 @@ portable mma.sync kernel (sm_90); `last_run()` names the arch and config
 either way, so the choice is never hidden.
 
 The config comes, in order, from a pin (`tessera.ops.autotune.pin("gemm_sm90a",
-{...})` or TESSERA_PIN_GEMM_SM90A=BM=128,BN=256,BK=64,stages=4,schedule=cooperative),
+{...})` or TESSERA_PIN_GEMM_SM90A=BM=128,BN=256,BK=64,stages=4,schedule=cooperative,cluster=2),
 from the autotune cache (`tune_gemm(M, N, K, dtype)` measures HOPPER_CANDIDATES
 on the device and keeps the winner per shape bucket on disk; with
 TESSERA_AUTOTUNE=1 a first call of a new bucket tunes itself), else from
@@ -29,13 +29,16 @@ from tessera.ops import autotune
 OP = "gemm_sm90a"
 SMS = 132  # H100/H200 SXM
 HOPPER_CANDIDATES = [
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative"},
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "schedule": "cooperative"},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative"},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "pingpong"},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong"},
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong"},
-    {"BM": 64, "BN": 128, "BK": 64, "stages": 6, "schedule": "cooperative"},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "schedule": "cooperative", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "pingpong", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 1},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1},
+    {"BM": 64, "BN": 128, "BK": 64, "stages": 6, "schedule": "cooperative", "cluster": 1},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 2},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2},
 ]
 TMA_DTYPES = ("bf16", "f16")
 
@@ -47,13 +50,15 @@ class HopperConfig:
     BK: int
     stages: int
     schedule: str
+    cluster: int = 1  # CTAs per thread-block cluster (2: the pair shares B through TMA multicast)
     source: str = "default"  # default | pinned | cache | measured
 
     def meta(self) -> dict:
         return {"BM": self.BM, "BN": self.BN, "BK": self.BK}
 
     def as_dict(self) -> dict:
-        return {"BM": self.BM, "BN": self.BN, "BK": self.BK, "stages": self.stages, "schedule": self.schedule}
+        return {"BM": self.BM, "BN": self.BN, "BK": self.BK, "stages": self.stages, "schedule": self.schedule,
+                "cluster": self.cluster}
 
 
 def _tma_ok(v) -> bool:
@@ -71,10 +76,11 @@ def _tma_ok(v) -> bool:
     return True
 
 
-def eligible(arch: str, A, B, ta: bool, tb: bool) -> bool:
-    """True when the sm_90a kernel can run this call (see the module docstring)."""
+def eligible(arch: str, A, B, ta: bool, tb: bool, Out=None) -> bool:
+    """True when the sm_90a kernel can run this call (see the module docstring); a bf16/f16 output is written
+    by TMA boxes too, so it must be one TMA can describe."""
     return (arch == "sm_90" and tb and not ta and A.dtype in TMA_DTYPES and B.dtype == A.dtype
-            and _tma_ok(A) and _tma_ok(B))
+            and _tma_ok(A) and _tma_ok(B) and (Out is None or Out.dtype not in TMA_DTYPES or _tma_ok(Out)))
 
 
 def default_config(M: int, N: int, K: int, reads_tiles: bool = False) -> HopperConfig:
@@ -141,7 +147,8 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, progress: bool | N
 
     def measure(cfg: dict) -> float:
         meta = {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"], "TRANS_B": True, "ACTIVATION": "none"}
-        ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg["stages"], schedule=cfg["schedule"])
+        ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg["stages"], schedule=cfg["schedule"],
+                            cluster=cfg.get("cluster", 1))
         grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
         stream = torch.cuda.current_stream()
         for _ in range(2):

@@ -37,7 +37,7 @@ byte-identical (the pass is a no-op on sm_80 / sm_90 pipelines).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
@@ -49,7 +49,8 @@ from tessera.ir import diagnostics as D
 from tessera.ir import nv_hopper_ops as H
 from tessera.ir import nv_ops as nv
 from tessera.ir import tile_ops as T
-from tessera.ir.fragment_ops import FragmentMmaOp
+from tessera.ir.fragment_ops import FragmentMmaOp, FragmentStoreOp
+from tessera.ir.types import type_name
 from tessera.passes.arch import parse_arch
 from tessera.passes.lower_to_nv import SMEM_LIMIT
 from tessera.passes.pipeline import register_pass
@@ -59,6 +60,7 @@ from tessera.passes.wgmma_kloop import WG_ROWS, KLoop, binop, index_const, is_sc
 MAX_STAGES = 8
 SCHEDULES = ("cooperative", "pingpong")
 CLUSTERS = (1, 2)
+STORES = ("tma", "registers")
 PRODUCER_REGS, CONSUMER_REGS = 40, 232  # 128*40 + 256*232 <= 64K registers (two consumer warpgroups)
 
 
@@ -79,6 +81,7 @@ class Layout:
     swizzle: int
     box_cols: int
     turns: int = 0  # 2 with schedule=pingpong
+    staging: int = 0  # bytes of the TMA store epilogue's buffers (16 KiB per consumer warpgroup), after B
 
     @property
     def a_base(self) -> int:
@@ -89,8 +92,12 @@ class Layout:
         return self.stages * self.a_stage
 
     @property
-    def full(self) -> int:
+    def stage_base(self) -> int:
         return self.b_base + self.stages * self.b_stage
+
+    @property
+    def full(self) -> int:
+        return self.stage_base + self.staging
 
     @property
     def empty(self) -> int:
@@ -109,7 +116,8 @@ class Layout:
 class Builder:
     """Builds the new kernel body from a matched K-loop (see the module docstring)."""
 
-    def __init__(self, kl: KLoop, stages: int, group_m: int, schedule: str = "cooperative", cluster: int = 1):
+    def __init__(self, kl: KLoop, stages: int, group_m: int, schedule: str = "cooperative", cluster: int = 1,
+                 store: str = "tma"):
         self.kl, self.group_m, self.cluster = kl, group_m, cluster
         self.pingpong = schedule == "pingpong"
         if self.pingpong and (kl.consumers != 2 or kl.bn > 128):
@@ -122,6 +130,10 @@ class Builder:
             raise refuse(kl.mma, f"BK={kl.bk}: a K step must be at least 32 bytes (16 elements) for TMA swizzling")
         self.lay = Layout(stages, kl.bm * kl.bk * eb, kl.bn * kl.bk * eb, sw, sw // eb, 2 if self.pingpong else 0)
         limit = SMEM_LIMIT[(9, 0)]
+        if store == "tma" and self.tma_storable():
+            with_staging = replace(self.lay, staging=kl.consumers * H.WgaccStoreTmaOp.STAGE_BYTES)
+            if with_staging.total <= limit:  # else the epilogue stores from registers (slower, no smem)
+                self.lay = with_staging
         if self.lay.total > limit:
             raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of A {kl.bm}x{kl.bk} and B {kl.bn}x{kl.bk} "
                                                      f"need {self.lay.total} bytes of shared memory; sm_90a has "
@@ -129,6 +141,21 @@ class Builder:
                                  hint="use fewer stages or a smaller BK")
         self.grid_axes = 1 + max([op.axis.data for op in kl.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
+
+    def tma_storable(self) -> bool:
+        """One whole-tile store of a 16-bit memref, in 64-column boxes: the TMA store epilogue can take it.
+
+        Not when the epilogue also loads whole tiles (C, a residual): those loads, the accumulator and the
+        staged box's addressing exceed the 168 registers a thread is compiled for (ping-pong spilled 88
+        bytes, cooperative with C, residual and gelu spilled too), while the register store streams slot
+        by slot without spilling.
+        """
+        kl = self.kl
+        stores = [op for op in kl.epilogue if isinstance(op, (T.StoreOp, FragmentStoreOp))]
+        tile_loads = [op for op in kl.epilogue
+                      if isinstance(op, T.LoadOp) and tuple(op.result.type.get_shape()) == (kl.bm, kl.bn)]
+        return (len(stores) == 1 and kl.bn % 64 == 0 and not tile_loads and
+                type_name(stores[0].dest.type.element_type) in H.WGMMA_TYPES)
 
     # -- the kernel body --------------------------------------------------------------
     def body(self) -> list[Operation]:
@@ -166,7 +193,10 @@ class Builder:
         if self.kl.consumers > 1:
             ops.append(H.SetMaxNRegOp(CONSUMER_REGS, "inc"))
         c = binop(ops, arith.SubiOp, wg, 1)
-        return ops + self.tiles("consumer", c)
+        ops += self.tiles("consumer", c)
+        if self.lay.staging:
+            ops.append(H.TmaStoreDrainOp())
+        return ops
 
     def tiles(self, role: str, consumer: SSAValue | None) -> list[Operation]:
         """The persistent loop over logical tiles, in grouped order, carrying the K-step counter.
@@ -341,8 +371,9 @@ class Builder:
             if turn is not None:  # hand the ring to the partner, then run this tile's epilogue
                 ops.append(H.MbarrierArriveOp(binop(ops, arith.SubiOp, index_const(ops, 1), consumer), self.lay.turn))
             blocks_at = [index_const(ops, b) for b in range(blocks)] if self.pingpong else [consumer]
+            tma = (self.lay.stage_base, consumer) if self.lay.staging else None
             for d, r in zip(drained, blocks_at):
-                Epilogue(kl, r, mapping).lower(ops, d.result)
+                Epilogue(kl, r, mapping, tma).lower(ops, d.result)
         return new_loop.results[0]
 
     def multicast_half(self, ops: list, opnd, row, col, stage, dst: int, stage_bytes: int) -> None:
@@ -372,9 +403,9 @@ class Builder:
 
 
 def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int,
-                 schedule: str = "cooperative", cluster: int = 1) -> None:
+                 schedule: str = "cooperative", cluster: int = 1, store: str = "tma") -> None:
     kl = match(kernel, mma)
-    builder = Builder(kl, stages, group_m, schedule, cluster)
+    builder = Builder(kl, stages, group_m, schedule, cluster, store)
     new_ops = builder.body()
     block = kernel.body.block
     ret = block.last_op
@@ -404,6 +435,9 @@ class WarpSpecialize(ModulePass):
         cluster: CTAs per thread-block cluster, 1 or 2. With 2, the CTAs of a cluster take two tiles of one
             column (rows 2p and 2p+1) and each loads half of the shared B tile, multicast to both: a third
             less L2 -> shared-memory traffic at 128x256 tiles.
+        store: how the epilogue writes the output tile: tma (staged in shared memory, 64 x 64 boxes, bulk
+            tensor stores that clip at the edges; used when the output is bf16/f16, BN a multiple of 64 and
+            the 16 KiB per consumer warpgroup fit) or registers (4-byte stores straight from the accumulator).
     """
 
     name = "warp-specialize"
@@ -413,6 +447,7 @@ class WarpSpecialize(ModulePass):
     group_m: int = 8
     schedule: str = "cooperative"
     cluster: int = 1
+    store: str = "tma"
 
     def __post_init__(self) -> None:
         parse_arch(self.arch)
@@ -424,6 +459,8 @@ class WarpSpecialize(ModulePass):
         if self.cluster not in CLUSTERS or isinstance(self.cluster, bool):
             raise ValueError(f"warp-specialize: cluster={self.cluster} is not one of "
                              f"{', '.join(map(str, CLUSTERS))} (CTAs per thread-block cluster)")
+        if self.store not in STORES:
+            raise ValueError(f"warp-specialize: store={self.store} is not one of {', '.join(STORES)}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = parse_arch(self.arch)
@@ -438,7 +475,7 @@ class WarpSpecialize(ModulePass):
             if len(mmas) != 1:
                 raise refuse(mmas[1], f"{len(mmas)} wgmma mmas in @{kernel.sym_name.data}: this lowering takes one")
             try:
-                lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule, self.cluster)
+                lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule, self.cluster, self.store)
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location

@@ -24,8 +24,9 @@ from tessera.passes.wgmma_kloop import WG_ROWS, KLoop, binop, is_scalar, refuse
 class Epilogue:
     """The ops after the K-loop on one 64 x BN row block (`row_block` * 64 rows into the tile)."""
 
-    def __init__(self, kl: KLoop, row_block: SSAValue, mapping: dict):
+    def __init__(self, kl: KLoop, row_block: SSAValue, mapping: dict, tma: tuple[int, SSAValue] | None = None):
         self.kl, self.row_block, self.map = kl, row_block, dict(mapping)
+        self.tma = tma  # (staging offset, consumer index): the store goes through shared memory and TMA
 
     def slots(self, elem) -> object:
         return nv.vec(self.kl.bn // 2, elem)
@@ -95,7 +96,12 @@ class Epilogue:
                                                   tuple(op.value.type.get_shape()) != (self.kl.bm, self.kl.bn)):
                     raise refuse(op, f"the wgmma epilogue stores whole {self.kl.bm}x{self.kl.bn} tiles of 2-D memrefs")
                 r, c = op.offsets
-                ops.append(H.WgaccStoreOp(get(op.value), op.dest, rows(op, r, True), get(c), self.kl.bn))
+                at = (get(op.value), op.dest, rows(op, r, True), get(c))
+                if self.tma is not None:
+                    stage, consumer = self.tma
+                    ops.append(H.WgaccStoreTmaOp(*at, consumer, self.kl.bn, stage))
+                else:
+                    ops.append(H.WgaccStoreOp(*at, self.kl.bn))
             elif is_scalar(op):
                 ops.append(op.clone(value_mapper=m))
             else:
