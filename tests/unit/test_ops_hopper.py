@@ -30,10 +30,13 @@ def test_the_sm90a_kernel_runs_for_tma_readable_nk_operands_on_sm90_only():
     assert not H.eligible("sm_90", view((64, 0), (0, 1)), view((32, 0), (0, 1)), False, True)        # K = 0: no map
 
 
-def test_default_rule_big_tiles_for_two_waves_and_long_k_else_pingpong():
-    assert H.default_config(8192, 8192, 8192).as_dict() == H.HOPPER_CANDIDATES[0]
-    assert H.default_config(8192, 8192, 1024).schedule == "pingpong"   # short K: epilogues overlap main loops
-    assert H.default_config(2048, 2048, 2048).schedule == "pingpong"   # 32 big tiles: under two waves
+def test_default_rule_big_tiles_in_clusters_from_two_waves_one_wave_without_else_pingpong():
+    big = {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative"}
+    assert H.default_config(8192, 8192, 8192).as_dict() == {**big, "cluster": 2}
+    assert H.default_config(8192, 8192, 1024).as_dict() == {**big, "cluster": 2}  # the TMA store: short K wins too
+    assert H.default_config(2048, 2048, 2048).as_dict() == {**big, "cluster": 1}  # 128 big tiles: one wave
+    assert H.default_config(1024, 1024, 16384).schedule == "pingpong"  # 32 big tiles: 128 x 64 ones instead
+    assert H.default_config(1024, 1024, 16384, reads_tiles=True).schedule == "cooperative"
     assert all(H.default_config(*s).as_dict() in H.HOPPER_CANDIDATES for s in [(1, 1, 8), (128, 8192, 8192)])
 
 

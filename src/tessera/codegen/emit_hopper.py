@@ -306,7 +306,7 @@ def box_begin(e, op: H.WgaccStoreTmaOp, b: int) -> None:
     """Before box b's slots: its buffer's previous store has read it (when the tile's box count is odd, box 0's
     buffer was the previous tile's last box, the most recent store), then the warpgroup may write it."""
     st, bar, _, _ = e.staging[op]
-    pending = 0 if b == 0 and (op.n.value.data // 64) % 2 else 1
+    pending = 0 if b == 0 and (op.n.value.data // op.box()[1]) % 2 else 1
     e.line(f"if ((tid & 127) == 0) tsr_bulk_wait_read({pending});  // box {b}: buffer {b % 2} is free")
     e.line(f"tsr_named_bar({bar}, 128u);")
 
@@ -320,18 +320,26 @@ def box_end(e, op: H.WgaccStoreTmaOp, b: int) -> None:
                              op=op)
     e.line("tsr_fence_proxy_async();  // the staged box, visible to the TMA unit")
     e.line(f"tsr_named_bar({bar}, 128u);")
-    e.line(f"if ((tid & 127) == 0) {{ tsr_tma_store_2d(&{tmap}, {e[op.col]} + {64 * b}, {e[op.row]}, "
+    e.line(f"if ((tid & 127) == 0) {{ tsr_tma_store_2d(&{tmap}, {e[op.col]} + {op.box()[1] * b}, {e[op.row]}, "
            f"{st} + {(b % 2) * 8192}u); tsr_bulk_commit(); }}")
 
 
 def slot_wgacc_store_tma(e, op: H.WgaccStoreTmaOp) -> None:
-    """At odd slots, the pair (i_-1, i_) into box (i_ >> 5)'s buffer: row r, 16-byte chunk c ^ (r % 8).
+    """At odd slots, the pair (i_-1, i_) (columns c, c+1 of row r) into its box's buffer, at byte b = c * size
+    of the row: 16-byte chunk (b / 16) ^ (r % 8) (the 128-byte swizzle), byte b % 16 in it.
 
-    A warp's 32 stores hit 8 rows in 8 different chunks of the 128-byte swizzle: no bank conflicts.
+    16-bit: a box is 64 columns (32 slots), a pair one 4-byte word, and a warp's 32 stores hit 8 rows in 8
+    different chunks (no bank conflicts). f32: 32 columns (16 slots), a pair 8 bytes.
     """
     st, _, sr, sb = e.staging[op]
-    e.line(f"if (i_ & 1) tsr_st_shared_u32({st} + (((i_ >> 5) & 1) ? 8192u : 0u) + ({sr} + 8 * ((i_ >> 1) & 1)) * 128 "
-           f"+ ((((i_ >> 2) & 7) ^ (({sr} + 8 * ((i_ >> 1) & 1)) & 7)) << 4) + {sb}, {e[op.value]}[i_ >> 1]);")
+    row = f"({sr} + 8 * ((i_ >> 1) & 1))"
+    if op.box()[1] == 64:
+        e.line(f"if (i_ & 1) tsr_st_shared_u32({st} + (((i_ >> 5) & 1) ? 8192u : 0u) + {row} * 128 "
+               f"+ ((((i_ >> 2) & 7) ^ ({row} & 7)) << 4) + {sb}, {e[op.value]}[i_ >> 1]);")
+        return
+    v = e[op.value]  # f32: byte 8 * (4 * ((i >> 2) & 3) + q) of the row; sb is 4q
+    e.line(f"if (i_ & 1) tsr_st_shared_f32x2({st} + (((i_ >> 4) & 1) ? 8192u : 0u) + {row} * 128 "
+           f"+ (((2 * ((i_ >> 2) & 3) + ({sb} >> 3)) ^ ({row} & 7)) << 4) + (({sb} & 4) << 1), {v}[i_ - 1], {v}[i_]);")
 
 
 def emit_tma_store_drain(e, op: H.TmaStoreDrainOp) -> None:
@@ -407,6 +415,9 @@ static __device__ __forceinline__ void tsr_named_bar(unsigned id, unsigned threa
 }
 static __device__ __forceinline__ void tsr_st_shared_u32(unsigned addr, unsigned v) {
   asm volatile("st.shared.u32 [%0], %1;\\n" :: "r"(addr), "r"(v) : "memory");
+}
+static __device__ __forceinline__ void tsr_st_shared_f32x2(unsigned addr, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\\n" :: "r"(addr), "f"(x), "f"(y) : "memory");
 }
 static __device__ __forceinline__ void tsr_fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");

@@ -204,6 +204,7 @@ static inline void tsr_bulk_wait_read(int) {}
 static inline void tsr_bulk_wait_all() {}
 static inline void tsr_fence_proxy_async() {}
 static inline void tsr_st_shared_u32(unsigned a, unsigned v) { std::memcpy(tsr_smem + a, &v, 4); }
+static inline void tsr_st_shared_f32x2(unsigned a, float x, float y) { float v[2] = {x, y}; std::memcpy(tsr_smem + a, v, 8); }
 // bar.sync id, 128: the kernels name one barrier per consumer warpgroup, so it is the caller's warpgroup barrier.
 static inline void tsr_named_bar(unsigned, unsigned n) {
   if (n != 128) std::abort();

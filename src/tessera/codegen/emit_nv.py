@@ -213,7 +213,8 @@ def emit_run(e, ops) -> None:
 def _emit_slot_loop(e, ops) -> None:
     """The unrolled slot loop; with a staged (TMA) store, one loop per 64-column box between its barriers."""
     n, staged = slots_of(ops[0]), staged_store(ops)
-    chunks = [(0, n)] if staged is None else [(b * 32, b * 32 + 32) for b in range(n // 32)]
+    per_box = 0 if staged is None else staged.box()[1] // 2  # slots of one box
+    chunks = [(0, n)] if staged is None else [(b * per_box, (b + 1) * per_box) for b in range(n // per_box)]
     for b, (lo, hi) in enumerate(chunks):
         if staged is not None:
             box_begin(e, staged, b)

@@ -423,20 +423,21 @@ class WgaccStoreOp(NvOp):
 class WgaccStoreTmaOp(NvOp):
     """Store a wgmma-accumulator vector as the 64 x n window at [row, col] through shared memory and TMA.
 
-    One 64 x 64 box (128-byte rows, 128-byte swizzle) at a time, alternating
-    between two 8 KiB buffers of consumer `consumer`'s staging area at
-    `stage + consumer * 16384`: the warpgroup writes a box, fences it into the
-    async proxy and one thread issues a bulk tensor store, which clips at the
-    memref's edges. Before a buffer is written again its previous store must
-    have read it (bulk wait_group.read). Needs a 16-bit element type, n a
-    multiple of 64, and `nv.tma_store_drain` before the kernel exits.
+    One box of 64 rows x 128 bytes (64 bf16/f16 or 32 f32 columns, 128-byte
+    swizzle) at a time, alternating between two 8 KiB buffers of consumer
+    `consumer`'s staging area at `stage + consumer * 16384`: the warpgroup
+    writes a box, fences it into the async proxy and one thread issues a bulk
+    tensor store, which clips at the memref's edges. Before a buffer is written
+    again its previous store must have read it (bulk wait_group.read). n must
+    be a multiple of the box width; `nv.tma_store_drain` runs before the kernel exits.
     """
 
     name = "nv.wgacc_store_tma"
     MIN_ARCH: ClassVar[str] = "sm_90"
     SMEM: ClassVar[str] = "write"
-    BOX: ClassVar[tuple[int, int]] = (64, 64)
-    STAGE_BYTES: ClassVar[int] = 16384  # two 64 x 64 16-bit boxes per consumer warpgroup
+    ROWS: ClassVar[int] = 64
+    STAGE_BYTES: ClassVar[int] = 16384  # two 64-row x 128-byte boxes per consumer warpgroup
+    TYPES: ClassVar[tuple[str, ...]] = ("bf16", "f16", "f32")
     value = operand_def(VectorType)
     dest = operand_def(MemRefType)
     row = operand_def(IndexType)
@@ -451,13 +452,22 @@ class WgaccStoreTmaOp(NvOp):
                  stage: int):
         super().__init__(operands=[value, dest, row, col, consumer], properties={"n": _int(n), "stage": _int(stage)})
 
+    @staticmethod
+    def box_cols(elem) -> int:
+        """Columns of one 128-byte box row."""
+        return 128 // (4 if type_name(elem) == "f32" else 2)
+
+    def box(self) -> tuple[int, int]:
+        return (self.ROWS, self.box_cols(self.dest.type.element_type))
+
     def verify_(self) -> None:
         n = self.n.value.data
         _check_wgacc(self, self.value.type, self.dest.type, n)
-        if type_name(self.dest.type.element_type) not in WGMMA_TYPES:
-            fail(self, f"memref {self.dest.type}: the TMA store epilogue writes bf16 or f16")
-        if n % 64:
-            fail(self, f"n={n} must be a multiple of 64 (whole 64-column boxes)")
+        if type_name(self.dest.type.element_type) not in self.TYPES:
+            fail(self, f"memref {self.dest.type}: the TMA store epilogue writes bf16, f16 or f32")
+        cols = self.box_cols(self.dest.type.element_type)
+        if n % cols:
+            fail(self, f"n={n} must be a multiple of {cols} (whole {cols}-column boxes)")
         _check_offset(self, "stage", self.stage.value.data, 1024)
 
 

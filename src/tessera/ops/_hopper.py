@@ -14,7 +14,7 @@ on the device and keeps the winner per shape bucket on disk; with
 TESSERA_AUTOTUNE=1 a first call of a new bucket tunes itself), else from
 `default_config`, a rule fitted to the H200 measurements in
 benchmarks/results/ (2026-11-30): 128 x 256 cooperative tiles when there
-are at least two waves of them and K >= 2048, else 128 x 128 ping-pong tiles.
+are at least two waves of them (in 2-CTA clusters; one wave without), else 128 x 64 ping-pong tiles.
 Split-K (kernels/gemm_splitk.py) is not used by ops.gemm yet.
 """
 
@@ -70,31 +70,35 @@ def _tma_ok(v) -> bool:
     if v.ptr is None or v.strides is None or len(v.shape) != 2:
         return False
     try:
-        tma.check("operand", v.dtype, v.shape, v.strides, (64, 64), 128, v.ptr)
+        tma.check("operand", v.dtype, v.shape, v.strides, (64, 128 // tma.ITEMSIZE[v.dtype]), 128, v.ptr)
     except TesseraError:
         return False
     return True
 
 
 def eligible(arch: str, A, B, ta: bool, tb: bool, Out=None) -> bool:
-    """True when the sm_90a kernel can run this call (see the module docstring); a bf16/f16 output is written
+    """True when the sm_90a kernel can run this call (see the module docstring); the output may be written
     by TMA boxes too, so it must be one TMA can describe."""
     return (arch == "sm_90" and tb and not ta and A.dtype in TMA_DTYPES and B.dtype == A.dtype
-            and _tma_ok(A) and _tma_ok(B) and (Out is None or Out.dtype not in TMA_DTYPES or _tma_ok(Out)))
+            and _tma_ok(A) and _tma_ok(B) and (Out is None or _tma_ok(Out)))
 
 
 def default_config(M: int, N: int, K: int, reads_tiles: bool = False) -> HopperConfig:
-    """The rule used when nothing is pinned or tuned for this shape bucket.
+    """The rule used when nothing is pinned or tuned for this shape bucket (fitted to the H200 runs of
+    2026-11-30, benchmarks/results/*-v8*: with the TMA store epilogue, 128 x 256 cooperative tiles won every
+    shape with a wave or more of them, in 2-CTA clusters from two waves on).
 
-    reads_tiles: the epilogue loads C (beta != 0) or a residual. Ping-pong keeps two accumulators per
-    warpgroup and spills 72 bytes with those loads, so such calls stay cooperative.
+    reads_tiles: the epilogue loads C (beta != 0) or a residual; small grids then stay cooperative
+    (ping-pong keeps two accumulators per warpgroup and spilled with those loads).
     """
     big_tiles = -(-M // 128) * -(-N // 256)
-    if big_tiles >= 2 * SMS and K >= 2048:
+    if big_tiles >= 2 * SMS:
+        return HopperConfig(128, 256, 64, 4, "cooperative", 2)
+    if 4 * big_tiles >= 3 * SMS:
         return HopperConfig(128, 256, 64, 4, "cooperative")
     if reads_tiles:
         return HopperConfig(128, 128, 64, 5, "cooperative")
-    return HopperConfig(128, 128, 64, 6, "pingpong")
+    return HopperConfig(128, 64, 64, 8, "pingpong")  # few tiles (small M or N): more, narrower ones
 
 
 def tune_key(M: int, N: int, K: int, dtype: str) -> dict:

@@ -143,7 +143,7 @@ class Builder:
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
 
     def tma_storable(self) -> bool:
-        """One whole-tile store of a 16-bit memref, in 64-column boxes: the TMA store epilogue can take it.
+        """One whole-tile store of a bf16/f16/f32 memref, in 128-byte boxes: the TMA store epilogue can take it.
 
         Not when the epilogue also loads whole tiles (C, a residual): those loads, the accumulator and the
         staged box's addressing exceed the 168 registers a thread is compiled for (ping-pong spilled 88
@@ -154,8 +154,9 @@ class Builder:
         stores = [op for op in kl.epilogue if isinstance(op, (T.StoreOp, FragmentStoreOp))]
         tile_loads = [op for op in kl.epilogue
                       if isinstance(op, T.LoadOp) and tuple(op.result.type.get_shape()) == (kl.bm, kl.bn)]
-        return (len(stores) == 1 and kl.bn % 64 == 0 and not tile_loads and
-                type_name(stores[0].dest.type.element_type) in H.WGMMA_TYPES)
+        elem = stores[0].dest.type.element_type if len(stores) == 1 else None
+        return (elem is not None and not tile_loads and type_name(elem) in H.WgaccStoreTmaOp.TYPES and
+                kl.bn % H.WgaccStoreTmaOp.box_cols(elem) == 0)
 
     # -- the kernel body --------------------------------------------------------------
     def body(self) -> list[Operation]:
