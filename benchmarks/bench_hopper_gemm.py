@@ -92,6 +92,7 @@ TESSERA_CONFIGS = [  # tried in this order; the autotuner keeps the fastest corr
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 2},
     {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 2, "schedule": "pingpong", "cluster": 2},
     {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 4, "schedule": "cooperative", "cluster": 1},  # 1 wave of 128
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},  # few tiles
 ]
 BOUNDS = {"bf16": 2e-2, "f16": 5e-3}
 IMPLS = ("cublas", "triton", "tessera")

@@ -129,20 +129,25 @@ def _unswizzle_f32(em):
     return replace(em, source=swizzled.sub(") << 4)", em.source))
 
 
-@pytest.mark.parametrize("schedule, edit", [("cooperative", None), ("pingpong", None), ("pingpong", _unswizzle_f32)],
-                         ids=["cooperative", "pingpong", "pingpong-unswizzled-staging-is-caught"])
-def test_split_k_partials_on_the_host_emulator(schedule, edit):
+@pytest.mark.parametrize("schedule, edit, M, cluster", [("cooperative", None, 200, 1), ("pingpong", None, 200, 1),
+                                                         ("pingpong", _unswizzle_f32, 200, 1),
+                                                         ("pingpong", None, 100, 2), ("cooperative", None, 300, 2)],
+                         ids=["cooperative", "pingpong", "pingpong-unswizzled-staging-is-caught",
+                              "pingpong-cluster2-odd-rows", "cooperative-cluster2-odd-rows"])
+def test_split_k_partials_on_the_host_emulator(schedule, edit, M, cluster):
     """A 3-D logical grid (tiles x K splits) through the persistent raster, then the reduce on the interpreter.
     The f32 partials leave through the TMA store epilogue (32-column boxes); staging them without the swizzle
-    that the box is read with must break the result."""
-    M, N, K, S = 200, 136, 1000, 3
+    that the box is read with must break the result. With 2-CTA clusters and an odd number of tile rows the
+    second CTA of the last pair has no tile: it must load for its peer and store nothing (its rows would be
+    the next split's in the workspace)."""
+    N, K, S = 136, 1000, 3
     rng = np.random.default_rng(1)
     a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
     w = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
     ws = np.full((SK.workspace_rows(M, 128, S), N), np.nan, np.float32)
     traced = SK.gemm_splitk.trace(tensor(("M", "K"), "bf16"), tensor(("N", "K"), "bf16"), tensor(("R", "N"), "f32"),
                                   BM=128, BN=128, BK=64, SPLIT_K=S, TRANS_B=True)
-    em = _emit(traced, 4, schedule)
+    em = _emit(traced, 4, schedule, cluster)
     run_on_host(edit(em) if edit else em, [a, w, ws], SK.grid(M, N, BM=128, BN=128, SPLIT_K=S))
     Mp = ws.shape[0] // S
     total = sum(ws[s * Mp:s * Mp + M].astype(np.float64) for s in range(S))

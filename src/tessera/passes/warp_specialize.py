@@ -61,6 +61,7 @@ MAX_STAGES = 8
 SCHEDULES = ("cooperative", "pingpong")
 CLUSTERS = (1, 2)
 STORES = ("tma", "registers")
+_REAL_TILE = object()  # setup()'s mapping key for "this tile row exists" (a cluster's spare CTA has none)
 PRODUCER_REGS, CONSUMER_REGS = 40, 232  # 128*40 + 256*232 <= 64K registers (two consumer warpgroups)
 
 
@@ -260,9 +261,12 @@ class Builder:
     def setup(self, ops: list, t: SSAValue, sizes: list[SSAValue]) -> dict[SSAValue, SSAValue]:
         """Program ids of tile `t` and the kernel's index math before the K-loop, cloned: old value -> new."""
         pids = self.raster(ops, t, self.raster_sizes)
+        mapping: dict = {}
         if self.rank is not None:  # a row past the grid (odd row count) loads zeros and stores nothing
             pids[0] = binop(ops, arith.AddiOp, binop(ops, arith.MuliOp, pids[0], self.cluster), self.rank)
-        mapping: dict[SSAValue, SSAValue] = {}
+            real = arith.CmpiOp(pids[0], sizes[0], "slt")
+            ops.append(real)
+            mapping[_REAL_TILE] = real.result
         for op in self.kl.prologue:
             if isinstance(op, T.ProgramIdOp):
                 mapping[op.result] = pids[op.axis.data]
@@ -373,8 +377,12 @@ class Builder:
                 ops.append(H.MbarrierArriveOp(binop(ops, arith.SubiOp, index_const(ops, 1), consumer), self.lay.turn))
             blocks_at = [index_const(ops, b) for b in range(blocks)] if self.pingpong else [consumer]
             tma = (self.lay.stage_base, consumer) if self.lay.staging else None
+            epilogue: list[Operation] = []
             for d, r in zip(drained, blocks_at):
-                Epilogue(kl, r, mapping, tma).lower(ops, d.result)
+                Epilogue(kl, r, mapping, tma).lower(epilogue, d.result)
+            if _REAL_TILE in mapping:  # the spare CTA of a cluster stores nothing: its rows may be another's
+                epilogue = [scf.IfOp(mapping[_REAL_TILE], [], [*epilogue, scf.YieldOp()])]
+            ops += epilogue
         return new_loop.results[0]
 
     def multicast_half(self, ops: list, opnd, row, col, stage, dst: int, stage_bytes: int) -> None:
