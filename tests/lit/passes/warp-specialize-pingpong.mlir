@@ -2,9 +2,9 @@
 // one accumulator each) and the two alternate over the CTA's tiles, so one's epilogue overlaps the other's main
 // loop. A `turn` barrier pair orders their main loops: a consumer waits on ring slots by phase parity, so it may
 // only start once its partner's tile has used the ring (else a slot two phases behind would look complete).
-// RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=5 schedule=pingpong}' | FileCheck %s
+// RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=5 schedule=pingpong store=registers}' | FileCheck %s
 // The named pipeline forwards schedule= to warp-specialize.
-// RUN: tessera-opt %s -p 'tessera-lower-to-nv{arch=sm_90a stages=5 schedule=pingpong}' | FileCheck %s
+// RUN: tessera-opt %s -p 'tessera-lower-to-nv{arch=sm_90a stages=5 schedule=pingpong store=registers}' | FileCheck %s
 // An unknown schedule is an option error.
 // RUN: not tessera-opt %s -p 'warp-specialize{arch=sm_90a schedule=zigzag}' 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: OPT_OPTION_INVALID: {{.*}}warp-specialize: schedule=zigzag is not one of cooperative, pingpong

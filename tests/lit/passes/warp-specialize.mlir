@@ -1,12 +1,14 @@
 // warp-specialize{arch=sm_90a}: a wgmma K-loop GEMM (B loaded as [N, K] and transposed, so wgmma reads it K-major)
 // becomes a persistent, warp-specialised kernel: warpgroup 0 produces (TMA into a ring of `stages` shared slots,
 // `full`/`empty` mbarriers), warpgroups 1..BM/64 consume (wgmma per K step) and run the epilogue from registers.
-// RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=3}' | FileCheck %s
+// store=registers keeps the epilogue's stores in registers here (the TMA store epilogue and 2-CTA clusters have
+// their own fixture, warp-specialize-cluster-tma-store.mlir).
+// RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=3 store=registers}' | FileCheck %s
 // group_m is the height (in tiles) of the grouped raster order.
-// RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=3 group_m=4}' | FileCheck %s --check-prefix=GROUP
+// RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=3 group_m=4 store=registers}' | FileCheck %s --check-prefix=GROUP
 // The named pipeline runs the same passes (pipeline-smem and lower-tile-to-nv leave the result alone).
-// RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=3}' > %t.direct
-// RUN: tessera-opt %s -p 'tessera-lower-to-nv{arch=sm_90a stages=3}' > %t.named
+// RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=3 store=registers}' > %t.direct
+// RUN: tessera-opt %s -p 'tessera-lower-to-nv{arch=sm_90a stages=3 store=registers}' > %t.named
 // RUN: diff %t.direct %t.named
 // On sm_90 tile-to-fragments makes mma_sync fragments and warp-specialize has nothing to do: the module is
 // byte-identical with and without it (DESIGN lesson 6).
