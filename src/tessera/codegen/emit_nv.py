@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 
-from tessera.codegen.emit_hopper import (HOPPER_EMITTERS, box_begin, box_end, declare_staging, declare_window_bases,
-                                         interior_condition, staged_store)
-from tessera.codegen.emit_hopper import SLOTWISE as HOPPER_SLOTWISE
+from tessera.codegen.emit_hopper import HOPPER_EMITTERS
+from tessera.codegen.emit_wgacc import SLOTWISE as HOPPER_SLOTWISE
+from tessera.codegen.emit_wgacc import (box_begin, box_end, declare_staging, declare_window_bases, interior_condition,
+                                        staged_store)
 from tessera.codegen.emit_hopper import PRELUDE as HOPPER_PRELUDE
 from tessera.codegen.emit_hopper import PROVIDES as HOPPER_PROVIDES
 from tessera.codegen import emit_ctypes as C
