@@ -1,0 +1,141 @@
+"""nv ops of the wgmma accumulator epilogue: 64 x n windows in wgmma's D layout to and from global memory.
+
+`nv.wgacc_load` / `nv.wgacc_store` move a consumer warpgroup's accumulator
+vector (slot i of thread t: see `nv_hopper_ops`) element-pair-wise;
+`nv.wgacc_store_tma` stages it box by box in shared memory for TMA bulk
+stores, and `nv.tma_store_drain` waits for those before the CTA exits.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import BoolAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType, f64
+from xdsl.ir import SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+
+from tessera.ir.nv_hopper_ops import _check_offset, _int
+from tessera.ir.nv_types import NvOp, expect_vec, fail
+from tessera.ir.types import type_name
+
+
+def _check_wgacc(op, vec_t, memref_t, n: int) -> None:
+    if n % 8 or not 8 <= n <= 256:
+        fail(op, f"n={n} must be a multiple of 8 in [8, 256]")
+    expect_vec(op, "value", vec_t, n // 2)
+    if len(memref_t.get_shape()) != 2:
+        fail(op, f"memref {memref_t} must be 2-D")
+    if vec_t.element_type != memref_t.element_type:
+        fail(op, f"value {vec_t} and memref {memref_t} differ in element type")
+
+
+@irdl_op_definition
+class WgaccLoadOp(NvOp):
+    """Load a 64 x n window at [row, col] into the wgmma accumulator layout (`pad` past the edges).
+
+    With `broadcast_rows`, every row reads memref row `row` (a [1, n] bias row
+    broadcast over the tile).
+    """
+
+    name = "nv.wgacc_load"
+    source = operand_def(MemRefType)
+    row = operand_def(IndexType)
+    col = operand_def(IndexType)
+    n = prop_def(IntegerAttr)
+    broadcast_rows = prop_def(BoolAttr)
+    pad = prop_def(FloatAttr)
+    result = result_def(VectorType)
+    assembly_format = "$source `[` $row `,` $col `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, row: SSAValue, col: SSAValue, n: int, *, broadcast_rows: bool = False,
+                 pad: float = 0.0):
+        t = VectorType(source.type.element_type, [n // 2])
+        super().__init__(operands=[source, row, col], result_types=[t],
+                         properties={"n": _int(n), "broadcast_rows": BoolAttr.from_bool(broadcast_rows),
+                                     "pad": FloatAttr(pad, f64)})
+
+    def verify_(self) -> None:
+        _check_wgacc(self, self.result.type, self.source.type, self.n.value.data)
+
+
+@irdl_op_definition
+class WgaccStoreOp(NvOp):
+    """Store a wgmma-accumulator-layout vector as the 64 x n window at [row, col]; past the edges is dropped."""
+
+    name = "nv.wgacc_store"
+    value = operand_def(VectorType)
+    dest = operand_def(MemRefType)
+    row = operand_def(IndexType)
+    col = operand_def(IndexType)
+    n = prop_def(IntegerAttr)
+    assembly_format = "$value `,` $dest `[` $row `,` $col `]` attr-dict `:` type($value) `,` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, row: SSAValue, col: SSAValue, n: int):
+        super().__init__(operands=[value, dest, row, col], properties={"n": _int(n)})
+
+    def verify_(self) -> None:
+        _check_wgacc(self, self.value.type, self.dest.type, self.n.value.data)
+
+
+@irdl_op_definition
+class WgaccStoreTmaOp(NvOp):
+    """Store a wgmma-accumulator vector as the 64 x n window at [row, col] through shared memory and TMA.
+
+    One box of 64 rows x 128 bytes (64 bf16/f16 or 32 f32 columns, 128-byte
+    swizzle) at a time, alternating between two 8 KiB buffers of consumer
+    `consumer`'s staging area at `stage + consumer * 16384`: the warpgroup
+    writes a box, fences it into the async proxy and one thread issues a bulk
+    tensor store, which clips at the memref's edges. Before a buffer is written
+    again its previous store must have read it (bulk wait_group.read). n must
+    be a multiple of the box width; `nv.tma_store_drain` runs before the kernel exits.
+    """
+
+    name = "nv.wgacc_store_tma"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    SMEM: ClassVar[str] = "write"
+    ROWS: ClassVar[int] = 64
+    STAGE_BYTES: ClassVar[int] = 16384  # two 64-row x 128-byte boxes per consumer warpgroup
+    TYPES: ClassVar[tuple[str, ...]] = ("bf16", "f16", "f32")
+    value = operand_def(VectorType)
+    dest = operand_def(MemRefType)
+    row = operand_def(IndexType)
+    col = operand_def(IndexType)
+    consumer = operand_def(IndexType)
+    n = prop_def(IntegerAttr)
+    stage = prop_def(IntegerAttr)
+    assembly_format = ("$value `,` $dest `[` $row `,` $col `]` `,` $consumer attr-dict `:` type($value) `,` "
+                       "type($dest)")
+
+    def __init__(self, value: SSAValue, dest: SSAValue, row: SSAValue, col: SSAValue, consumer: SSAValue, n: int,
+                 stage: int):
+        super().__init__(operands=[value, dest, row, col, consumer], properties={"n": _int(n), "stage": _int(stage)})
+
+    @staticmethod
+    def box_cols(elem) -> int:
+        """Columns of one 128-byte box row."""
+        return 128 // (4 if type_name(elem) == "f32" else 2)
+
+    def box(self) -> tuple[int, int]:
+        return (self.ROWS, self.box_cols(self.dest.type.element_type))
+
+    def verify_(self) -> None:
+        n = self.n.value.data
+        _check_wgacc(self, self.value.type, self.dest.type, n)
+        if type_name(self.dest.type.element_type) not in self.TYPES:
+            fail(self, f"memref {self.dest.type}: the TMA store epilogue writes bf16, f16 or f32")
+        cols = self.box_cols(self.dest.type.element_type)
+        if n % cols:
+            fail(self, f"n={n} must be a multiple of {cols} (whole {cols}-column boxes)")
+        _check_offset(self, "stage", self.stage.value.data, 1024)
+
+
+@irdl_op_definition
+class TmaStoreDrainOp(NvOp):
+    """Each warpgroup's issuing thread waits until its bulk tensor stores are complete (before the CTA exits)."""
+
+    name = "nv.tma_store_drain"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
