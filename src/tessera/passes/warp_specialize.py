@@ -37,7 +37,7 @@ byte-identical (the pass is a no-op on sm_80 / sm_90 pipelines).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
@@ -49,12 +49,11 @@ from tessera.ir import diagnostics as D
 from tessera.ir import nv_hopper_ops as H
 from tessera.ir import nv_ops as nv
 from tessera.ir import tile_ops as T
-from tessera.ir.fragment_ops import FragmentMmaOp, FragmentStoreOp
-from tessera.ir.types import type_name
+from tessera.ir.fragment_ops import FragmentMmaOp
 from tessera.passes.arch import parse_arch
-from tessera.passes.lower_to_nv import SMEM_LIMIT
 from tessera.passes.pipeline import register_pass
 from tessera.passes.wgmma_epilogue import Epilogue
+from tessera.passes.ws_layout import plan_layout
 from tessera.passes.wgmma_kloop import WG_ROWS, KLoop, binop, index_const, is_scalar, match, refuse
 
 MAX_STAGES = 8
@@ -63,55 +62,6 @@ CLUSTERS = (1, 2)
 STORES = ("tma", "registers")
 _REAL_TILE = object()  # setup()'s mapping key for "this tile row exists" (a cluster's spare CTA has none)
 PRODUCER_REGS, CONSUMER_REGS = 40, 232  # 128*40 + 256*232 <= 64K registers (two consumer warpgroups)
-
-
-def _swizzle(row_bytes: int) -> int:
-    for s in (128, 64, 32):
-        if row_bytes >= s:
-            return s
-    return 0
-
-
-@dataclass
-class Layout:
-    """Byte offsets of the shared-memory map and the TMA box geometry."""
-
-    stages: int
-    a_stage: int
-    b_stage: int
-    swizzle: int
-    box_cols: int
-    turns: int = 0  # 2 with schedule=pingpong
-    staging: int = 0  # bytes of the TMA store epilogue's buffers (16 KiB per consumer warpgroup), after B
-
-    @property
-    def a_base(self) -> int:
-        return 0
-
-    @property
-    def b_base(self) -> int:
-        return self.stages * self.a_stage
-
-    @property
-    def stage_base(self) -> int:
-        return self.b_base + self.stages * self.b_stage
-
-    @property
-    def full(self) -> int:
-        return self.stage_base + self.staging
-
-    @property
-    def empty(self) -> int:
-        return self.full + 8 * self.stages
-
-    @property
-    def turn(self) -> int:
-        """Two more barriers (pingpong): consumer c may start a main loop when turn[c] completes."""
-        return self.empty + 8 * self.stages
-
-    @property
-    def total(self) -> int:
-        return self.turn + 8 * self.turns
 
 
 class Builder:
@@ -125,39 +75,9 @@ class Builder:
             raise refuse(kl.mma, f"schedule=pingpong with a {kl.bm}x{kl.bn} tile: each consumer warpgroup keeps a "
                                  "whole 128 x BN tile in registers, so BM must be 128 and BN at most 128",
                          "use BM=128, BN<=128 for pingpong, or schedule=cooperative")
-        eb = 2
-        sw = _swizzle(kl.bk * eb)
-        if sw == 0:
-            raise refuse(kl.mma, f"BK={kl.bk}: a K step must be at least 32 bytes (16 elements) for TMA swizzling")
-        self.lay = Layout(stages, kl.bm * kl.bk * eb, kl.bn * kl.bk * eb, sw, sw // eb, 2 if self.pingpong else 0)
-        limit = SMEM_LIMIT[(9, 0)]
-        if store == "tma" and self.tma_storable():
-            with_staging = replace(self.lay, staging=kl.consumers * H.WgaccStoreTmaOp.STAGE_BYTES)
-            if with_staging.total <= limit:  # else the epilogue stores from registers (slower, no smem)
-                self.lay = with_staging
-        if self.lay.total > limit:
-            raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of A {kl.bm}x{kl.bk} and B {kl.bn}x{kl.bk} "
-                                                     f"need {self.lay.total} bytes of shared memory; sm_90a has "
-                                                     f"{limit}", op=kl.mma,
-                                 hint="use fewer stages or a smaller BK")
+        self.lay = plan_layout(kl, stages, self.pingpong, store)
         self.grid_axes = 1 + max([op.axis.data for op in kl.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
-
-    def tma_storable(self) -> bool:
-        """One whole-tile store of a bf16/f16/f32 memref, in 128-byte boxes: the TMA store epilogue can take it.
-
-        Not when the epilogue also loads whole tiles (C, a residual): those loads, the accumulator and the
-        staged box's addressing exceed the 168 registers a thread is compiled for (ping-pong spilled 88
-        bytes, cooperative with C, residual and gelu spilled too), while the register store streams slot
-        by slot without spilling.
-        """
-        kl = self.kl
-        stores = [op for op in kl.epilogue if isinstance(op, (T.StoreOp, FragmentStoreOp))]
-        tile_loads = [op for op in kl.epilogue
-                      if isinstance(op, T.LoadOp) and tuple(op.result.type.get_shape()) == (kl.bm, kl.bn)]
-        elem = stores[0].dest.type.element_type if len(stores) == 1 else None
-        return (elem is not None and not tile_loads and type_name(elem) in H.WgaccStoreTmaOp.TYPES and
-                kl.bn % H.WgaccStoreTmaOp.box_cols(elem) == 0)
 
     # -- the kernel body --------------------------------------------------------------
     def body(self) -> list[Operation]:
