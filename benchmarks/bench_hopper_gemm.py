@@ -14,7 +14,7 @@ Tessera/Triton ratios are against Triton on the nn.Linear layout, not against DE
 
 Tessera: `tessera_gemm` compiles kernels/gemm.py (TRANS_B) for --arch through `tessera.compile` and
 launches it; its config comes from TESSERA_CONFIGS through `tessera.ops.autotune` (disk cache in
-$TESSERA_CACHE_DIR, pin one with TESSERA_PIN_GEMM=BM=128,BN=256,BK=64,stages=4,SPLIT_K=1,schedule=cooperative). Each candidate is
+$TESSERA_CACHE_DIR, pin one with TESSERA_PIN_GEMM=BM=128,BN=256,BK=64,stages=4,SPLIT_K=1,schedule=cooperative,cluster=2). Each candidate is
 checked against the reference before it is timed, so a wrong kernel is never chosen. A compile error is
 recorded once per (dtype, config, epilogue) and the peers carry on: nothing falls back silently.
 
