@@ -134,3 +134,34 @@ def test_ops_gemm_takes_the_sm90a_kernel_on_an_emulated_sm90_device(tmp_path, mo
             assert rel_error(out.astype(np.float64), ref) <= error_bound("f16")
             out[:] = np.nan
     assert host.launches == 2
+
+
+@pytest.mark.parametrize("pin", ["BM=128,BN=128,BK=64,stages=6,schedule=pingpong,cluster=2",
+                                 "BM=128,BN=256,BK=64,stages=4,schedule=cooperative,cluster=2"])
+def test_ops_gemm_runs_a_pinned_cluster_config_on_an_emulated_sm90_device(tmp_path, monkeypatch, pin):
+    """2-CTA clusters and the TMA store epilogue through ops.gemm: the pin is honoured, named in last_run, and
+    the cluster launch (an even persistent grid, both CTAs of a pair at once) matches float64; 300 rows are
+    three 128-row tiles, so the second pair has a spare CTA."""
+    import numpy as np
+
+    import tessera.ops as ops
+    from tessera.compiler import testing
+    from tessera.kernels import gemm as G
+    from tessera.reference.oracles import error_bound, rel_error
+
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", pin)
+    rng = np.random.default_rng(7)
+    M, N, K = 300, 264, 200
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    w = (rng.standard_normal((N, K)) / np.sqrt(K)).astype(np.float16)
+    bias = rng.standard_normal(N).astype(np.float16)
+    out = np.full((M, N), np.nan, np.float16)
+    with testing.emulate_on_host("sm_90"):
+        ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, bias=FakeDeviceArray(bias),
+                 activation="relu", out=FakeDeviceArray(out))
+    rec = ops.last_run()
+    assert rec.arch == "sm_90a" and rec.config["cluster"] == 2 and rec.config["config_source"] == "pinned"
+    f = lambda x: x.astype(np.float64)  # noqa: E731
+    ref = G.reference_gemm(f(a), f(w), None, f(bias), None, 1.0, None, trans_b=True, activation="relu")
+    assert rel_error(out.astype(np.float64), ref) <= error_bound("f16")
