@@ -1,4 +1,5 @@
-"""warp-specialize{arch stages group_m}: a wgmma K-loop kernel -> a persistent, warp-specialised sm_90a nv kernel.
+"""warp-specialize{arch stages group_m schedule cluster store}: a wgmma K-loop kernel -> a persistent,
+warp-specialised sm_90a nv kernel.
 
 Input: what tile-to-fragments{arch=sm_90a} makes of a GEMM-shaped tile
 program (DESIGN section 2): one `scf.for` K-loop whose body copies two
@@ -11,23 +12,28 @@ stores on the accumulator's tile.
 
 Output (nv IR, one thread's view; see `tessera.ir.nv_hopper_ops`):
 
-* shared memory: `stages` slots of A (BM x BK) and B (BN x BK) in the
-  canonical K-major swizzled layout, then two mbarrier arrays: `full`
-  (TMA bytes landed) and `empty` (consumers done with the slot);
+* shared memory (`ws_layout`): `stages` slots of A (BM x BK) and B (BN x BK)
+  in the canonical K-major swizzled layout, the TMA store staging
+  (store=tma), then the mbarrier arrays: `full` (TMA bytes landed) and
+  `empty` (consumers done with the slot);
 * warpgroup 0 is the producer: it gives registers back (setmaxnreg.dec) and
   its thread 0 walks the tiles issuing, per K step, wait(empty) ->
   expect_tx(full) -> TMA loads;
 * warpgroups 1..BM/64 are consumers, 64 rows of the tile each: they take
   registers (setmaxnreg.inc) and per K step wait(full) -> wgmma over BK ->
   wait for the previous step's wgmma group -> arrive(empty) for the previous
-  step's slot (one group stays in flight); then run the epilogue straight
-  from the accumulator registers (`nv.wgacc_load` / `nv.wgacc_store`);
+  step's slot (one group stays in flight); then run the epilogue from the
+  accumulator registers (`nv.wgacc_load`; the output through shared memory
+  and TMA stores, `nv.wgacc_store_tma`, or from registers, `nv.wgacc_store`);
 * persistence: both roles loop over the logical grid (`nv.logical_grid`)
   from blockIdx.x in steps of gridDim.x, in grouped order (`group_m` rows of
   tiles at a time, so a wave reuses A and B tiles from L2); `tile.program_id`
   becomes the tile's coordinates. A running step counter gives every K step
   its slot (counter % stages) and barrier phase ((counter / stages) % 2),
-  the same sequence in both roles.
+  the same sequence in both roles;
+* cluster=2: CTA pairs (`__cluster_dims__`) walk pairs of tile rows; each
+  CTA loads half of the B box and multicasts it, consumers release a slot
+  on both CTAs' `empty` barriers, and cluster syncs bracket the kernel.
 
 Anything else with wgmma fragments is refused with NV_WGMMA_UNSUPPORTED
 naming the op and what would work; a wgmma fragment on a target other than
