@@ -138,31 +138,31 @@ class LowerMma(RewritePattern):
                 stage, src, token = self._stage(value, role, owner, rewriter)
                 packs[role] = FragmentPackOp(src, [index_zero(owner)] * 2, plan.warps, plan.fragment(role, layout))
                 waits = [WaitOp(token)] if token is not None else []
-                rewriter.insert_op([*stage, *waits, packs[role]], InsertPoint.after(owner))
+                rewriter.insert([*stage, *waits, packs[role]], InsertPoint.after(owner))
             else:
                 stage, src, token = self._stage(value, role, op, rewriter)
-                rewriter.insert_op(stage)
+                rewriter.insert(stage)
                 local.append((src, role, layout))
                 tokens += [token] if token is not None else []
         if tokens:
-            rewriter.insert_op(WaitOp(*tokens))
+            rewriter.insert(WaitOp(*tokens))
         zero = index_zero(op)
         for src, role, layout in local:
             packs[role] = FragmentPackOp(src, [zero, zero], plan.warps, plan.fragment(role, layout))
-            rewriter.insert_op(packs[role])
+            rewriter.insert(packs[role])
         acc = FragmentPackOp(op.acc, [zero, zero], plan.warps, plan.fragment("acc"))
         for role, hint in (("a", "frag_a"), ("b", "frag_b")):
             packs[role].result.name_hint = hint
         acc.result.name_hint = "frag_acc"
         mma = FragmentMmaOp(packs["a"].result, packs["b"].result, acc.result)
         unpack = FragmentUnpackOp(mma.result, plan.warps, op.result.type)
-        rewriter.replace_matched_op([acc, mma, unpack], [unpack.result])
+        rewriter.replace(op, [acc, mma, unpack], [unpack.result])
         for v in (op.a, op.b):
             if isinstance(v.owner, TransposeOp) and not v.uses:
                 v, t = v.owner.source, v.owner
-                rewriter.erase_op(t)
+                rewriter.erase(t)
             if isinstance(v.owner, LoadOp) and not v.uses:
-                rewriter.erase_op(v.owner)
+                rewriter.erase(v.owner)
 
     @staticmethod
     def _operand(value: SSAValue, plan: FragmentPlan) -> tuple[SSAValue, str]:
@@ -186,7 +186,7 @@ class LowerMma(RewritePattern):
         t: TileType = load.result.type  # type: ignore[assignment]
         buf = AllocOp(tile_type(t.get_shape(), t.element_type, "smem"))
         buf.result.name_hint = f"s{role}"
-        rewriter.insert_op(buf, hoist_point(anchor))
+        rewriter.insert(buf, hoist_point(anchor))
         view = ViewOp(load.source, load.offsets, tile_type(t.get_shape(), t.element_type, "global"))
         view.result.name_hint = f"g{role}"
         copy = AsyncCopyOp(view.result, buf.result, load.padding.value.data)
@@ -208,9 +208,9 @@ class FoldPackOfUnpack(RewritePattern):
         if not (isinstance(unpack, FragmentUnpackOp) and unpack.source.type == op.result.type
                 and unpack.warps == op.warps and _zero_offsets(op)):
             return
-        rewriter.replace_matched_op([], [unpack.source])
+        rewriter.replace(op, [], [unpack.source])
         if not unpack.result.uses:
-            rewriter.erase_op(unpack)
+            rewriter.erase(unpack)
 
 
 class ZeroFromConstant(RewritePattern):
@@ -223,9 +223,9 @@ class ZeroFromConstant(RewritePattern):
             return
         zero = FragmentZeroOp(op.result.type)  # type: ignore[arg-type]
         zero.result.name_hint = op.result.name_hint
-        rewriter.replace_matched_op(zero)
+        rewriter.replace(op, zero)
         if not const.result.uses:
-            rewriter.erase_op(const)
+            rewriter.erase(const)
 
 
 class StoreFromUnpack(RewritePattern):
@@ -237,8 +237,8 @@ class StoreFromUnpack(RewritePattern):
         if not (isinstance(unpack, FragmentUnpackOp) and unpack.source.type.role.data == "acc"
                 and unpack.result.has_one_use()):
             return
-        rewriter.replace_matched_op(FragmentStoreOp(unpack.source, op.dest, op.offsets, unpack.warps))
-        rewriter.erase_op(unpack)
+        rewriter.replace(op, FragmentStoreOp(unpack.source, op.dest, op.offsets, unpack.warps))
+        rewriter.erase(unpack)
 
 
 def _unpack_users(value: SSAValue, warps, tile_t: TileType, at: InsertPoint) -> None:
@@ -271,11 +271,11 @@ class CarryFragments(RewritePattern):
             frag, warps, tile_t = unpack.source.type, unpack.warps, arg.type
             init = FragmentPackOp(op.iter_args[i], [index_zero(op)] * 2, warps, frag)
             init.result.name_hint = "acc_init"
-            rewriter.insert_op(init, InsertPoint.before(op))
+            rewriter.insert(init, InsertPoint.before(op))
             op.operands[3 + i] = init.result
             yield_op.operands[i] = unpack.source
             if not unpack.result.uses:
-                rewriter.erase_op(unpack)
+                rewriter.erase(unpack)
             new_arg = rewriter.replace_value_with_new_type(arg, frag)
             _unpack_users(new_arg, warps, tile_t, InsertPoint.at_start(block))
             new_res = rewriter.replace_value_with_new_type(op.results[i], frag)
