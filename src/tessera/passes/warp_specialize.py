@@ -137,24 +137,22 @@ class Builder:
         grid = [H.LogicalGridOp(a) for a in range(self.grid_axes)]
         ops += grid
         sizes = [g.result for g in grid]
-        total = sizes[0]
-        for g in sizes[1:]:
+        self.rank, self.raster_sizes = None, sizes
+        if self.cluster > 1:  # a cluster walks pairs of tile rows: rank r takes row 2p + r of pair p
+            rows = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, sizes[0], self.cluster - 1), self.cluster)
+            self.raster_sizes = [rows, *sizes[1:]]
+        total = self.raster_sizes[0]
+        for g in self.raster_sizes[1:]:
             total = binop(ops, arith.MuliOp, total, g)
         bid, ncta = nv.BlockIdOp(0), nv.GridDimOp(0)
         ops += [bid, ncta]
         bid, ncta = bid.result, ncta.result
-        self.rank, self.raster_sizes = None, sizes
-        if self.cluster > 1:  # a cluster walks pairs of tile rows: rank r takes row 2p + r of pair p
+        if self.cluster > 1:
             rank = H.ClusterRankOp()
             ops.append(rank)
             self.rank = rank.result
             bid = binop(ops, arith.DivSIOp, bid, self.cluster)
             ncta = binop(ops, arith.DivSIOp, ncta, self.cluster)
-            rows = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, sizes[0], self.cluster - 1), self.cluster)
-            self.raster_sizes = [rows, *sizes[1:]]
-            total = rows
-            for g in sizes[1:]:
-                total = binop(ops, arith.MuliOp, total, g)
         start, step, it0 = bid, ncta, index_const(ops, 0)
         alternate = role == "consumer" and self.pingpong
         if alternate:
