@@ -201,19 +201,19 @@ def emit_run(e, ops) -> None:
         declare_staging(e, staged)
     interior = interior_condition(e, ops)
     if interior is None:
-        _emit_slot_loop(e, ops)
+        _emit_slot_loop(e, ops, staged)
         return
     with e.block(f"if ({interior}) ", "every window inside its memref: unchecked paired accesses"):
         declare_window_bases(e, ops)
-        _emit_slot_loop(e, ops)
+        _emit_slot_loop(e, ops, staged)
         e.fast_windows.clear()
     with e.block("else ", "a window crosses an edge (or is unaligned): every access checked"):
-        _emit_slot_loop(e, ops)
+        _emit_slot_loop(e, ops, staged)
 
 
-def _emit_slot_loop(e, ops) -> None:
+def _emit_slot_loop(e, ops, staged) -> None:
     """The unrolled slot loop; with a staged (TMA) store, one loop per 64-column box between its barriers."""
-    n, staged = slots_of(ops[0]), staged_store(ops)
+    n = slots_of(ops[0])
     per_box = 0 if staged is None else staged.box()[1] // 2  # slots of one box
     chunks = [(0, n)] if staged is None else [(b * per_box, (b + 1) * per_box) for b in range(n // per_box)]
     for b, (lo, hi) in enumerate(chunks):
