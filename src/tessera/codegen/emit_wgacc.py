@@ -39,6 +39,11 @@ def _window_elem(op):
     return (op.value if op.name == "nv.wgacc_store" else op.result).type.element_type
 
 
+def _broadcast(op) -> bool:
+    """A [1, n] row load that every row of the window reads (a bias): its rows are one memref row."""
+    return op.name == "nv.wgacc_load" and bool(op.broadcast_rows.value.data)
+
+
 def interior_condition(e, ops) -> str | None:
     """C condition under which every accumulator window of a run lies inside its memref, pair-aligned.
 
@@ -55,8 +60,7 @@ def interior_condition(e, ops) -> str | None:
     for op in windows:
         mr, n = _window_memref(e, op), op.n.value.data
         row, col = e[op.row], e[op.col]
-        rows = f"{row} < {mr.sizes[0]}" if getattr(op, "broadcast_rows", None) is not None and \
-            op.broadcast_rows.value.data else f"{row} + 64 <= {mr.sizes[0]}"
+        rows = f"{row} < {mr.sizes[0]}" if _broadcast(op) else f"{row} + 64 <= {mr.sizes[0]}"
         align = 2 * elem_bytes(_window_elem(op)) - 1
         conds.append(f"{row} >= 0 && {rows} && ({col} & 1) == 0 && {col} + {n} <= {mr.sizes[1]} && "
                      f"{mr.strides[1]} == 1 && ({mr.strides[0]} & 1) == 0 && "
@@ -70,7 +74,7 @@ def declare_window_bases(e, ops) -> None:
         if op.name not in WINDOWS:
             continue
         mr, elem = _window_memref(e, op), _window_elem(op)
-        bcast = op.name == "nv.wgacc_load" and op.broadcast_rows.value.data
+        bcast = _broadcast(op)
         row = e[op.row] if bcast else f"{e[op.row]} + 16 * ((tid & 127) >> 5) + ((tid & 31) >> 2)"
         base, step = e.fresh("wbase"), e.fresh("wrow8")
         const = "const " if op.name == "nv.wgacc_load" else ""
@@ -93,9 +97,9 @@ def slot_wgacc_load(e, op: H.WgaccLoadOp) -> None:
         e.line(C.write_bits(elem, e[op.result], "i_", f"{_fast_at(e, op, 'i_ & ~1')}[i_ & 1]"))
         return
     mr = e.memref(op.source, op)
-    row, col = _acc_coords(e, op, "i_", bool(op.broadcast_rows.value.data))  # noqa: F841 - bcast below
+    bcast = _broadcast(op)
+    row, col = _acc_coords(e, op, "i_", bcast)
     pad = f"({C.mem_type(elem)}){C.bits_literal(elem, op.pad.value.data)}"
-    bcast = bool(op.broadcast_rows.value.data)
     with e.block("if (((i_ >> 1) & 1) == 0) " if bcast else ""):
         e.line(f"const int gr_ = {row}, gc_ = {col};")
         ok = f"gr_ >= 0 && gr_ < {mr.sizes[0]} && gc_ < {mr.sizes[1]}"
