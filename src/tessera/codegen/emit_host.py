@@ -170,16 +170,22 @@ static inline void tsr_mbar_wait(unsigned bar, unsigned parity) {
   }
 }
 static inline unsigned tsr_swizzle(unsigned a, int width) { const unsigned m = width / 16 - 1; return a ^ (((a >> 7) & m) << 4); }
-static inline void tsr_tma_box(int rank, unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
+// One TMA box between the tensor and the swizzled box at `box` in a CTA's shared memory: a load fills past the
+// tensor's edges with zero, a store drops what lies past them.
+static inline void tsr_box_copy(const tsr_tensormap* t, unsigned char* smem, unsigned box, int c0, int c1, bool load) {
   const int row_bytes = t->box_cols * t->elem;
-  unsigned char* smem = tsr_smem_of[rank];
   for (int r = 0; r < t->box_rows; ++r) for (int c = 0; c < t->box_cols; ++c) {
     const long long gr = (long long)c1 + r, gc = (long long)c0 + c;
-    const unsigned a = t->swizzle ? tsr_swizzle(dst + r * row_bytes + c * t->elem, t->swizzle) : dst + r * row_bytes + c * t->elem;
-    if (gr >= 0 && gr < t->rows && gc >= 0 && gc < t->cols) std::memcpy(smem + a, t->base + gr * t->pitch + gc * t->elem, t->elem);
-    else std::memset(smem + a, 0, t->elem);
+    const unsigned a = t->swizzle ? tsr_swizzle(box + r * row_bytes + c * t->elem, t->swizzle) : box + r * row_bytes + c * t->elem;
+    const bool inside = gr >= 0 && gr < t->rows && gc >= 0 && gc < t->cols;
+    if (inside && load) std::memcpy(smem + a, t->base + gr * t->pitch + gc * t->elem, t->elem);
+    else if (inside) std::memcpy(const_cast<unsigned char*>(t->base) + gr * t->pitch + gc * t->elem, smem + a, t->elem);
+    else if (load) std::memset(smem + a, 0, t->elem);
   }
-  tsr_mbar_complete_tx(rank, bar, t->box_rows * row_bytes);
+}
+static inline void tsr_tma_box(int rank, unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
+  tsr_box_copy(t, tsr_smem_of[rank], dst, c0, c1, true);
+  tsr_mbar_complete_tx(rank, bar, t->box_rows * t->box_cols * t->elem);
 }
 static inline void tsr_tma_load_2d(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
   tsr_tma_box(tsr_rank, dst, t, c0, c1, bar);
@@ -188,16 +194,9 @@ static inline void tsr_tma_load_2d_multicast(unsigned dst, const tsr_tensormap* 
                                              unsigned short mask) {
   for (int r = 0; r < TSR_MAX_CLUSTER; ++r) if (mask >> r & 1) tsr_tma_box(r, dst, t, c0, c1, bar);
 }
-// The TMA store epilogue: a box from this CTA's (swizzled) shared memory to global, clipped at the edges; the
-// copy is synchronous, so the bulk-group waits and the proxy fence have nothing to wait for.
+// The TMA store epilogue: the copy is synchronous, so the bulk-group waits and the proxy fence wait for nothing.
 static inline void tsr_tma_store_2d(const tsr_tensormap* t, int c0, int c1, unsigned src) {
-  const int row_bytes = t->box_cols * t->elem;
-  unsigned char* base = const_cast<unsigned char*>(t->base);
-  for (int r = 0; r < t->box_rows; ++r) for (int c = 0; c < t->box_cols; ++c) {
-    const long long gr = (long long)c1 + r, gc = (long long)c0 + c;
-    const unsigned a = t->swizzle ? tsr_swizzle(src + r * row_bytes + c * t->elem, t->swizzle) : src + r * row_bytes + c * t->elem;
-    if (gr >= 0 && gr < t->rows && gc >= 0 && gc < t->cols) std::memcpy(base + gr * t->pitch + gc * t->elem, tsr_smem + a, t->elem);
-  }
+  tsr_box_copy(t, tsr_smem, src, c0, c1, false);
 }
 static inline void tsr_bulk_commit() {}
 static inline void tsr_bulk_wait_read(int) {}
