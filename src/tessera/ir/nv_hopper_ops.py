@@ -46,17 +46,22 @@ def _check_offset(op, what: str, value: int, align: int = 8) -> None:
 # --- thread and grid identity -------------------------------------------------------
 
 
-@irdl_op_definition
-class ThreadIdOp(NvOp):
-    """threadIdx.x: the thread's index in the CTA."""
+class _IndexValueOp(NvOp):
+    """A pure op with no operands whose one result is an index the hardware knows (`%v = nv.op : index`)."""
 
-    name = "nv.thread_id"
     result = result_def(IndexType)
     traits = traits_def(Pure())
     assembly_format = "attr-dict `:` type($result)"
 
     def __init__(self):
         super().__init__(result_types=[IndexType()])
+
+
+@irdl_op_definition
+class ThreadIdOp(_IndexValueOp):
+    """threadIdx.x: the thread's index in the CTA."""
+
+    name = "nv.thread_id"
 
 
 @irdl_op_definition
@@ -82,17 +87,11 @@ class LogicalGridOp(NvOp):
 
 
 @irdl_op_definition
-class ClusterRankOp(NvOp):
+class ClusterRankOp(_IndexValueOp):
     """%cluster_ctarank: this CTA's rank in its thread-block cluster (0 outside a cluster launch)."""
 
     name = "nv.cluster_rank"
     MIN_ARCH: ClassVar[str] = "sm_90"
-    result = result_def(IndexType)
-    traits = traits_def(Pure())
-    assembly_format = "attr-dict `:` type($result)"
-
-    def __init__(self):
-        super().__init__(result_types=[IndexType()])
 
 
 @irdl_op_definition
