@@ -96,16 +96,20 @@ def test_interior_tiles_take_the_unchecked_epilogue_and_match_float64(name):
     assert rel_error(got, ref) <= error_bound("f16")
 
 
-def test_a_wrong_staging_swizzle_is_caught():
-    """The TMA store reads its box through the 128-byte swizzle: staging without it scrambles the columns."""
+_STAGED_SWIZZLE = re.compile(r"\^ \(\((\w+) \+ 8 \* \(\(i_ >> 1\) & 1\)\) & 7\)\) << 4\)")
+
+
+def _unswizzle(em):
+    """The emitted kernel with its staged stores' chunk XOR (row % 8) taken out."""
     from dataclasses import replace
 
-    def unswizzle(em):
-        swizzled = re.compile(r"\^ \(\((\w+) \+ 8 \* \(\(i_ >> 1\) & 1\)\) & 7\)\) << 4\)")
-        assert swizzled.search(em.source)
-        return replace(em, source=swizzled.sub(") << 4)", em.source))
+    assert _STAGED_SWIZZLE.search(em.source)
+    return replace(em, source=_STAGED_SWIZZLE.sub(") << 4)", em.source))
 
-    got, ref = _gemm(128, 128, 64, "bf16", CONFIGS["pingpong-128x128"], full=False, edit=unswizzle)
+
+def test_a_wrong_staging_swizzle_is_caught():
+    """The TMA store reads its box through the 128-byte swizzle: staging without it scrambles the columns."""
+    got, ref = _gemm(128, 128, 64, "bf16", CONFIGS["pingpong-128x128"], full=False, edit=_unswizzle)
     assert rel_error(got, ref) > 0.1
 
 
@@ -122,11 +126,8 @@ def test_a_wrong_descriptor_is_caught():
 
 
 def _unswizzle_f32(em):
-    from dataclasses import replace
-
-    swizzled = re.compile(r"\^ \(\((\w+) \+ 8 \* \(\(i_ >> 1\) & 1\)\) & 7\)\) << 4\)")
-    assert "tsr_st_shared_f32x2(" in em.source and swizzled.search(em.source)
-    return replace(em, source=swizzled.sub(") << 4)", em.source))
+    assert "tsr_st_shared_f32x2(" in em.source
+    return _unswizzle(em)
 
 
 @pytest.mark.parametrize("schedule, edit, M, cluster", [("cooperative", None, 200, 1), ("pingpong", None, 200, 1),
