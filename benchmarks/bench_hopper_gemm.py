@@ -14,7 +14,8 @@ Tessera/Triton ratios are against Triton on the nn.Linear layout, not against DE
 
 Tessera: `tessera_gemm` compiles kernels/gemm.py (TRANS_B) for --arch through `tessera.compile` and
 launches it; its config comes from TESSERA_CONFIGS through `tessera.ops.autotune` (disk cache in
-$TESSERA_CACHE_DIR, pin one with TESSERA_PIN_GEMM=BM=128,BN=256,BK=64,stages=4,SPLIT_K=1,schedule=cooperative,cluster=2). Each candidate is
+$TESSERA_CACHE_DIR, pin one with TESSERA_PIN_GEMM=BM=128,BN=256,BK=64,stages=4,SPLIT_K=1,splitk=1,schedule=cooperative,cluster=2;
+splitk=S is split-K in one launch, SPLIT_K=S the two-launch kernels/gemm_splitk.py). Each candidate is
 checked against the reference before it is timed, so a wrong kernel is never chosen. A compile error is
 recorded once per (dtype, config, epilogue) and the peers carry on: nothing falls back silently.
 
@@ -71,28 +72,31 @@ EPILOGUE_SHAPES = ((8192, 8192, 8192), (4096, 4096, 4096))
 QUICK = {"dtypes": ("bf16",), "shapes": ((2048, 2048, 2048), (4000, 4000, 4000)),
          "epilogue": ((2048, 2048, 2048),)}
 TESSERA_CONFIGS = [  # tried in this order; the autotuner keeps the fastest correct one per shape bucket
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},   # 196 KiB smem: 4 x (128 + 256) x 64 x 2 B
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},
-    {"BM": 64, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},
-    {"BM": 64, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},    # small M (128 x 8192 x 8192): more CTAs
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 2, "schedule": "cooperative", "cluster": 1},  # few tiles, long K: split K (two launches)
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 1},  # epilogue overlaps
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 2, "schedule": "pingpong", "cluster": 1},
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 1},  # skinny: more CTAs
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 2, "schedule": "pingpong", "cluster": 1},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},   # 196 KiB smem: 4 x (128 + 256) x 64 x 2 B
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},
+    {"BM": 64, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},
+    {"BM": 64, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},    # small M (128 x 8192 x 8192): more CTAs
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 2, "splitk": 1, "schedule": "cooperative", "cluster": 1},  # few tiles, long K: split K (two launches)
+    # split-K in one launch (warp-specialize splitk=S): the last split of a tile sums them and runs the epilogue
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1},  # epilogue overlaps
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 1},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1},  # skinny: more CTAs
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 1},
     # 2-CTA clusters: the pair takes tile rows 2p, 2p+1 of one column and shares B through TMA multicast
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 2},
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 2},
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "schedule": "pingpong", "cluster": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 2, "schedule": "pingpong", "cluster": 2},
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 4, "schedule": "cooperative", "cluster": 1},  # 1 wave of 128
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "schedule": "cooperative", "cluster": 1},  # few tiles
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 2},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 4, "schedule": "cooperative", "cluster": 1},  # 1 wave of 128
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},  # few tiles
 ]
 BOUNDS = {"bf16": 2e-2, "f16": 5e-3}
 IMPLS = ("cublas", "triton", "tessera")
@@ -105,6 +109,17 @@ EPILOGUE_RESERVE_S, MIN_ITEM_S = 40.0, 8.0
 
 
 # --- pure helpers (tested on the CPU) -------------------------------------------------------------------
+
+def parse_shapes(text: str) -> tuple[tuple[int, int, int], ...]:
+    """'1024x1024x16384,128x8192x8192' -> ((1024, 1024, 16384), (128, 8192, 8192)); ValueError names a bad one."""
+    out = []
+    for part in text.split(","):
+        dims = part.strip().lower().split("x")
+        if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+            raise ValueError(f"--shapes: {part!r} is not MxNxK with positive integers")
+        out.append(tuple(int(d) for d in dims))
+    return tuple(out)
+
 
 def tflops(M: int, N: int, K: int, ms: float) -> float:
     return 2.0 * M * N * K / (ms * 1e-3) / 1e12
@@ -355,7 +370,7 @@ def tessera_gemm(A, W, out, config: dict, *, bias=None, activation: str = "none"
                                arch=arch, pipeline=_pipeline(arch, config))
 
     ck = _compile_once(("gemm", dt, BM, BN, BK, stages, config.get("schedule"), config.get("cluster", 1),
-                        bias is not None, activation, arch),
+                        config.get("splitk", 1), bias is not None, activation, arch),
                        build, config, dt, bias, activation, arch)
     M, N = A.shape[0], W.shape[0]
     g = grid(M, N, BM=BM, BN=BN)
@@ -371,10 +386,12 @@ _workspaces: dict = {}
 
 
 def _pipeline(arch: str, config: dict) -> str:
-    """The named pipeline with the config's stages, warp-specialize schedule and cluster (ignored off sm_90a)."""
+    """The named pipeline with the config's stages, warp-specialize schedule, cluster and in-kernel split-K
+    (ignored off sm_90a)."""
     from tessera.compiler.driver import default_pipeline
 
-    return default_pipeline(arch, config["stages"], config.get("schedule", "cooperative"), config.get("cluster", 1))
+    return default_pipeline(arch, config["stages"], config.get("schedule", "cooperative"), config.get("cluster", 1),
+                            config.get("splitk", 1))
 
 
 def _compile_once(key, build, config, dt, bias, activation, arch):
@@ -668,6 +685,8 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="smoke run: bf16, 2 shapes, one epilogue shape")
     p.add_argument("--arch", default="sm_90a", help="Tessera's target (sm_90 builds the mma.sync kernels)")
     p.add_argument("--budget-s", type=float, default=None, help="time box from start (default 270, quick 150)")
+    p.add_argument("--shapes", default=None, help="only these shapes, e.g. 1024x1024x16384,128x8192x8192 (both "
+                                                  "dtypes, no epilogue shapes): a targeted run, not the issue's table")
     p.add_argument("--out", default=str(Path(os.environ.get("OUT") or "/tmp/tessera-out") / "hopper_gemm.json"))
     args = p.parse_args(argv)
     budget = args.budget_s or (150.0 if args.quick else 270.0)
@@ -695,6 +714,8 @@ def main(argv=None) -> int:
               "total_seconds": 0.0}
     dtypes, shapes, epi = (QUICK["dtypes"], QUICK["shapes"], QUICK["epilogue"]) if args.quick else \
         (DTYPES, SHAPES, EPILOGUE_SHAPES)
+    if args.shapes:
+        shapes, epi = parse_shapes(args.shapes), ()
     work = [("gemm", dt, s) for dt in dtypes for s in shapes] + [("epilogue", "bf16", s) for s in epi]
     runner, lost, out = Runner(torch, deadline, args.arch, toolchain), None, Path(args.out)
     for i, (kind, dt, (M, N, K)) in enumerate(work):

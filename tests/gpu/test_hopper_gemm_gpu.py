@@ -26,7 +26,10 @@ CONFIGS = [dict(BM=128, BN=256, BK=64, stages=4), dict(BM=128, BN=128, BK=64, st
            dict(BM=128, BN=128, BK=64, stages=5, schedule="pingpong"),
            dict(BM=128, BN=64, BK=64, stages=3, schedule="pingpong"),
            dict(BM=128, BN=256, BK=64, stages=4, cluster=2), dict(BM=128, BN=128, BK=64, stages=5, cluster=2),
-           dict(BM=128, BN=128, BK=64, stages=5, schedule="pingpong", cluster=2)]
+           dict(BM=128, BN=128, BK=64, stages=5, schedule="pingpong", cluster=2),
+           dict(BM=128, BN=128, BK=64, stages=5, splitk=2), dict(BM=128, BN=64, BK=64, stages=8, schedule="pingpong",
+                                                                   splitk=3),
+           dict(BM=128, BN=128, BK=64, stages=5, cluster=2, splitk=2), dict(BM=128, BN=256, BK=64, stages=4, splitk=4)]
 SHAPES = [(256, 512, 128), (300, 200, 136), (1000, 1000, 1000), (64, 8, 8192), (4000, 264, 72)]
 
 
@@ -52,7 +55,8 @@ def _run(M, N, K, dtype, cfg, epilogue, seed):
              ScalarSpec(tl.f32), None)
     meta = dict(BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], TRANS_B=True, ACTIVATION="gelu" if epilogue else "none")
     pipeline = (f"tessera-lower-to-nv{{arch=sm_90a stages={cfg['stages']} "
-                f"schedule={cfg.get('schedule', 'cooperative')} cluster={cfg.get('cluster', 1)}}}")
+                f"schedule={cfg.get('schedule', 'cooperative')} cluster={cfg.get('cluster', 1)} "
+                f"splitk={cfg.get('splitk', 1)}}}")
     ck = tessera.compile(G.gemm.trace(*specs, **meta), arch="sm_90a", pipeline=pipeline)
     args = [A, W, out] + ([Bias, Res] if epilogue else []) + [alpha]
     rec = ck.launch(G.grid(M, N, **meta), args, sync=True)
@@ -64,10 +68,11 @@ def _run(M, N, K, dtype, cfg, epilogue, seed):
     assert not np.isnan(got).any(), "an element was never written"
     err = rel_error(got, ref)
     assert err <= error_bound(dtype), (M, N, K, cfg, err)
+    return ck, args, out, got
 
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: "{BM}x{BN}x{BK}s{stages}".format(**c) + c.get("schedule", "")
-                         + ("c%d" % c["cluster"] if "cluster" in c else ""))
+                         + ("c%d" % c["cluster"] if "cluster" in c else "") + ("k%d" % c["splitk"] if "splitk" in c else ""))
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_plain_product_bf16(shape, cfg):
     _run(*shape, "bf16", cfg, epilogue=False, seed=hash((shape, cfg["BN"])) % 2**32)
@@ -110,3 +115,16 @@ def test_split_k_with_epilogue(shape, split, cluster):
     got = q(out)
     assert not np.isnan(got).any()
     assert rel_error(got, ref) <= error_bound("bf16")
+
+
+@pytest.mark.parametrize("cfg", CONFIGS[-4:], ids=["coop-k2", "pingpong-k3", "coop-cluster2-k2", "coop-128x256-k4"])
+@pytest.mark.parametrize("shape", [(1024, 1024, 16384), (128, 512, 8192), (300, 136, 1000)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_split_k_in_one_launch_repeats_bit_for_bit(shape, cfg):
+    """warp-specialize splitk=S with bias + gelu + residual: right against float64, and a second launch (the
+    runtime's scratch counters left at zero by the first) gives the same bits: the splits are added in order."""
+    ck, args, out, got = _run(*shape, "bf16", cfg, epilogue=True, seed=3)
+    out.fill_(float("nan"))
+    ck.launch(G.grid(shape[0], shape[1], BM=cfg["BM"], BN=cfg["BN"]), args, sync=True)
+    again = out.float().cpu().numpy().astype(np.float64)
+    assert np.array_equal(got, again)

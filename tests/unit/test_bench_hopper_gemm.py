@@ -178,10 +178,11 @@ def test_failure_text_drops_the_location_prefix():
 
 def test_tessera_configs_fit_hopper_shared_memory_and_share_one_parameter_set():
     for c in B.TESSERA_CONFIGS:
-        assert set(c) == {"BM", "BN", "BK", "stages", "SPLIT_K", "schedule", "cluster"}
+        assert set(c) == {"BM", "BN", "BK", "stages", "SPLIT_K", "splitk", "schedule", "cluster"}
+        assert c["SPLIT_K"] == 1 or c["splitk"] == 1, c  # two launches, or one: not both
         assert (c["BM"] + c["BN"]) * c["BK"] * 2 * c["stages"] <= 227 * 1024, c  # bf16/f16 A and W stages
-    assert B.TESSERA_CONFIGS[0] == {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "schedule": "cooperative",
-                                    "cluster": 1}
+    assert B.TESSERA_CONFIGS[0] == {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1,
+                                    "schedule": "cooperative", "cluster": 1}
 
 
 def test_source_sha_is_stable():
@@ -198,3 +199,10 @@ def test_the_script_imports_and_exits_cleanly_without_torch_or_triton(tmp_path):
     assert done.returncode == 2, done.stderr
     assert "needs torch" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_shapes_option_parses_and_names_a_bad_shape():
+    assert B.parse_shapes("1024x1024x16384, 128X8192x8192") == ((1024, 1024, 16384), (128, 8192, 8192))
+    for bad in ("1024x1024", "0x1x1", "axbxc"):
+        with pytest.raises(ValueError, match="MxNxK"):
+            B.parse_shapes(bad)

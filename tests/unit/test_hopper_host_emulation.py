@@ -12,6 +12,7 @@ on shapes with ragged edges and K-loops longer than the ring, against float64.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import ml_dtypes
 import numpy as np
@@ -29,15 +30,15 @@ from tessera.reference.oracles import error_bound, rel_error
 NP = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
 
 
-def _emit(traced, stages: int, schedule: str, cluster: int = 1, store: str = "tma"):
+def _emit(traced, stages: int, schedule: str, cluster: int = 1, store: str = "tma", splitk: int = 1):
     module, _ = lower(traced, f"tessera-lower-to-nv{{arch=sm_90a stages={stages} schedule={schedule} "
-                              f"cluster={cluster} store={store}}}", "sm_90a")
+                              f"cluster={cluster} store={store} splitk={splitk}}}", "sm_90a")
     return emit_cuda(module)
 
 
 def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
     BM, BN, BK, stages, schedule, *rest = cfg
-    cluster, store = (rest + [1, "tma"][len(rest):])[:2]
+    cluster, store, splitk = (rest + [1, "tma", 1][len(rest):])[:3]
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((M, K)).astype(NP[dtype])
     w = rng.standard_normal((N, K)).astype(NP[dtype])
@@ -50,7 +51,7 @@ def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
              ScalarSpec(tl.f32) if full else None)
     act = "relu" if full else "gelu"
     em = _emit(G.gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True, ACTIVATION=act), stages, schedule, cluster,
-               store)
+               store, splitk)
     if edit is not None:
         em = edit(em)
     args = [a, w, c, bias] + ([res, 0.5, 0.25] if full else [0.5])
@@ -61,7 +62,8 @@ def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
     return c.astype(np.float64), ref
 
 
-CONFIGS = {  # (BM, BN, BK, stages, schedule[, cluster[, store]]); the output goes through TMA unless "registers"
+CONFIGS = {  # (BM, BN, BK, stages, schedule[, cluster[, store[, splitk]]]); the output goes through TMA unless
+    # "registers"; splitk > 1 splits each tile's K steps over that many units of the persistent loop
     "coop-128x256-sw128": (128, 256, 64, 3, "cooperative"),
     "coop-128x256-registers": (128, 256, 64, 3, "cooperative", 1, "registers"),
     "pingpong-128x128-registers": (128, 128, 64, 4, "pingpong", 1, "registers"),
@@ -70,6 +72,10 @@ CONFIGS = {  # (BM, BN, BK, stages, schedule[, cluster[, store]]); the output go
     "coop-64x128-sw64": (64, 128, 32, 5, "cooperative"),
     "pingpong-128x128": (128, 128, 64, 4, "pingpong"),
     "pingpong-128x64-bk128": (128, 64, 128, 2, "pingpong"),
+    "coop-128x128-splitk3": (128, 128, 64, 3, "cooperative", 1, "tma", 3),
+    "coop-128x256-registers-splitk2": (128, 256, 64, 3, "cooperative", 1, "registers", 2),
+    "pingpong-128x64-cluster2-splitk2": (128, 64, 64, 4, "pingpong", 2, "tma", 2),
+    "coop-64x128-splitk6-empty-splits": (64, 128, 32, 4, "cooperative", 1, "tma", 6),  # 7 K steps: split 6 gets none
 }
 
 
@@ -81,7 +87,8 @@ def test_sm90a_gemm_on_the_host_emulator_matches_float64(name):
     assert rel_error(got, ref) <= error_bound("bf16")
 
 
-@pytest.mark.parametrize("name", ["coop-128x256-sw128", "pingpong-128x128", "coop-128x256-registers"])
+@pytest.mark.parametrize("name", ["coop-128x256-sw128", "pingpong-128x128", "coop-128x256-registers",
+                                  "coop-128x128-splitk3"])
 def test_sm90a_full_epilogue_reads_c_and_residual_in_the_accumulator_layout(name):
     got, ref = _gemm(200, 136, 136, "f16", CONFIGS[name], full=True, seed=3)
     assert rel_error(got, ref) <= error_bound("f16")
@@ -154,3 +161,27 @@ def test_split_k_partials_on_the_host_emulator(schedule, edit, M, cluster):
     total = sum(ws[s * Mp:s * Mp + M].astype(np.float64) for s in range(S))
     err = rel_error(total, a.astype(np.float64) @ w.astype(np.float64).T)
     assert (err > 0.1) if edit else (err < 1e-5)
+
+
+def test_split_k_in_one_launch_is_deterministic_and_a_wrong_last_split_is_caught():
+    """The last split of a tile adds the splits in split order, its own from registers: the result is the same
+    bits whichever CTA finishes last (here: a different persistent CTA count reorders them). Letting the second
+    of three arrivals run the epilogue instead must break the result (it has not seen the third split)."""
+    cfg = CONFIGS["coop-128x128-splitk3"]
+    got, ref = _gemm(300, 264, 1000, "bf16", cfg, full=False)
+    assert rel_error(got, ref) <= error_bound("bf16")
+    import tessera.codegen.emit_host as EH
+    old = EH.PERSISTENT_CTAS
+    try:
+        EH.PERSISTENT_CTAS = 2
+        again, _ = _gemm(300, 264, 1000, "bf16", cfg, full=False)
+    finally:
+        EH.PERSISTENT_CTAS = old
+    assert np.array_equal(got, again)
+
+    def second_wins(em):
+        assert em.source.count("tsr_atom_add_u32(cnt_, 1u) == 2u") == 1
+        return replace(em, source=em.source.replace("tsr_atom_add_u32(cnt_, 1u) == 2u", "tsr_atom_add_u32(cnt_, 1u) == 1u"))
+
+    wrong, ref = _gemm(300, 264, 1000, "bf16", cfg, full=False, edit=second_wins)
+    assert rel_error(np.nan_to_num(wrong, nan=1e6), ref) > 0.1

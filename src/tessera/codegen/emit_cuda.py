@@ -57,7 +57,8 @@ class KernelParam:
     Roles: ptr, size, stride, value (see the module docstring); on sm_90a also
     `tmap` (a TMA tensor map of 2-D memref argument `arg`, read in boxes of
     `box` = (rows, cols) with a `swizzle`-byte swizzle, zero fill out of bounds)
-    and `grid` (logical grid size along axis `dim` of a persistent kernel; `arg` is -1).
+    and `grid` (logical grid size along axis `dim` of a persistent kernel; `arg` is -1), and `scratch`
+    (a runtime-owned buffer of `dim` bytes per logical tile for split-K's partials and counters; `arg` is -1).
     """
 
     name: str
@@ -310,7 +311,24 @@ def _signature(e: Emitter, kernel: func.FuncOp) -> list[KernelParam]:
     for axis in _grid_axes(kernel):
         e.taken.add(f"tsr_grid{axis}")
         params.append(KernelParam(f"tsr_grid{axis}", "int", -1, "grid", axis))
+    record = _scratch_record(kernel)
+    if record:
+        e.taken.add("tsr_scratch")
+        params.append(KernelParam("tsr_scratch", "unsigned char*", -1, "scratch", record))
     return params
+
+
+def _scratch_record(kernel: func.FuncOp) -> int:
+    """Scratch bytes per logical tile that the kernel's nv.splitk_fixup ops address (0: none); one layout."""
+    from tessera.ir.nv_hopper_ops import SplitkFixupOp
+
+    sizes = {SplitkFixupOp.record_bytes(op.n.value.data, op.splits.value.data, op.blocks.value.data): op
+             for op in kernel.walk() if isinstance(op, SplitkFixupOp)}
+    if len(sizes) > 1:
+        raise D.TesseraError(D.EMIT_UNSUPPORTED, f"nv.splitk_fixup ops of @{kernel.sym_name.data} disagree on the "
+                                                 f"scratch record ({sorted(sizes)} bytes per tile): a kernel has one",
+                             op=list(sizes.values())[1])
+    return next(iter(sizes), 0)
 
 
 def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:

@@ -209,6 +209,13 @@ static inline void tsr_named_bar(unsigned, unsigned n) {
   if (n != 128) std::abort();
   tsr_wg_barrier[tsr_rank][threadIdx.x >> 7]->arrive_and_wait();
 }
+// nv.splitk_fixup: CTAs run one after another (a cluster's at once), so plain accesses and a seq_cst counter do.
+static inline void tsr_st_cg_f32x4(float* p, float a, float b, float c, float d) { p[0] = a; p[1] = b; p[2] = c; p[3] = d; }
+static inline void tsr_ld_cg_f32x4(const float* p, float* q) { std::memcpy(q, p, 16); }
+static inline void tsr_fence_gpu() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+static inline unsigned tsr_atom_add_u32(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline void tsr_st_u32_relaxed(unsigned* p, unsigned v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned tsr_ld_shared_u32(unsigned a) { unsigned v; std::memcpy(&v, tsr_smem + a, 4); return v; }
 static inline void tsr_warpgroup_sync() { tsr_wg_barrier[tsr_rank][threadIdx.x >> 7]->arrive_and_wait(); }
 static inline float tsr_smem_half(unsigned a, int bf) {
   tsr_u16 h; std::memcpy(&h, tsr_smem + a, 2); return bf ? __uint_as_float((unsigned)h << 16) : tsr_f16_f32(h);
@@ -332,7 +339,8 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
     `args` follows the func.func signature (memrefs as numpy arrays, scalars as
     Python numbers); sizes and strides are taken from the arrays, as the runtime would.
     A TMA tensor map is described from its array; a persistent kernel gets the
-    logical `grid` in its grid parameters and runs on PERSISTENT_CTAS CTAs (fewer if the grid is smaller).
+    logical `grid` in its grid parameters and runs on PERSISTENT_CTAS CTAs (fewer if the grid is smaller);
+    split-K scratch is a fresh zeroed buffer.
     """
     logical = tuple(grid) + (1,) * (3 - len(tuple(grid)))
     values: list = []
@@ -360,6 +368,9 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
             values.append(tensor_map_arg(raw))
         elif p.role == "grid":
             values.append(ctypes.c_int(logical[p.dim]))
+        elif p.role == "scratch":  # zeroed, as the runtime's Scratch buffer starts
+            scratch = np.zeros(p.dim * logical[0] * logical[1] * logical[2], np.uint8)
+            values.append(ctypes.c_void_p(scratch.ctypes.data))
         else:
             values.append(_C_TYPES[p.ctype](current))
     argv = (ctypes.c_void_p * len(values))(*[v[1] if isinstance(v, tuple) else ctypes.cast(ctypes.pointer(v),

@@ -22,6 +22,7 @@ from tessera.codegen.emit_wgacc import (box_begin, box_end, declare_staging, dec
                                         staged_store)
 from tessera.codegen.emit_hopper import PRELUDE as HOPPER_PRELUDE
 from tessera.codegen.emit_hopper import PROVIDES as HOPPER_PROVIDES
+from tessera.codegen import emit_splitk
 from tessera.codegen import emit_ctypes as C
 from tessera.codegen.emit_copies import (blocked_coords, emit_cp_async_tile, emit_cp_async_wait, global_access,
                                          smem_offset)
@@ -282,9 +283,11 @@ def emit_alloc_shared(e, op: nv.AllocSharedOp) -> None:
 
 C.PRELUDE.update(HOPPER_PRELUDE)
 C.PROVIDES.update(HOPPER_PROVIDES)
+C.PRELUDE.update(emit_splitk.PRELUDE)
+C.PROVIDES.update(emit_splitk.PROVIDES)
 
 NV_EMITTERS = {
-    **HOPPER_EMITTERS,
+    **HOPPER_EMITTERS, **emit_splitk.EMITTERS,
     "nv.block_id": emit_grid, "nv.grid_dim": emit_grid, "nv.barrier": emit_barrier,
     "nv.alloc_shared": emit_alloc_shared, "nv.cp_async_tile": emit_cp_async_tile,
     "nv.cp_async_wait": emit_cp_async_wait, "nv.ldfrag_shared": emit_ldfrag_shared,

@@ -72,6 +72,11 @@ def launch_signature(emitted: EmittedKernel, arg_types) -> tuple[Param, ...]:
                 raise _unsupported(p, "is a tensor map of something other than a 2-D memref argument")
             parts = [named[k] for k in keys]
             out.append(tmap(p.name, type_name(arg_types[p.arg].element_type), tuple(parts), tuple(p.box), p.swizzle))
+        elif p.role == "scratch":
+            if p.ctype != "unsigned char*" or not isinstance(p.dim, int) or p.dim <= 0:
+                raise _unsupported(p, f"must be an unsigned char* with a positive byte count per tile, not {p.ctype} "
+                                      f"of {p.dim}")
+            out.append(ptr(p.name, "u8", (), "inout"))
         elif p.role == "grid":
             if p.dim not in (0, 1, 2) or p.ctype != "int":
                 raise _unsupported(p, f"must be an int grid size of axis 0, 1 or 2, not {p.ctype} of axis {p.dim}")
@@ -166,8 +171,14 @@ class CompiledKernel:
         if loaded is None:
             loaded = self.loaded(device)
         if self._derived.active:
-            grid, values = self._derived.complete(grid, values, device, owned)
-        return loaded.launch(grid, self.block, self.smem_bytes, values, stream, sync=sync)
+            grid, values = self._derived.complete(grid, values, device, owned, testing.backend() is not None)
+        if not self._derived.scratch_params:
+            return loaded.launch(grid, self.block, self.smem_bytes, values, stream, sync=sync)
+        try:
+            return loaded.launch(grid, self.block, self.smem_bytes, values, stream, sync=sync)
+        except Exception:
+            self._derived.scratch.drop()  # its counters may be left raised
+            raise
 
     def launch_grid(self, grid, device: int = 0) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(physical grid, logical grid) of a launch over `grid`: a persistent kernel gets min(CTAs, SMs) CTAs."""

@@ -4,13 +4,15 @@
 vector (slot i of thread t: see `nv_hopper_ops`) element-pair-wise;
 `nv.wgacc_store_tma` stages it box by box in shared memory for TMA bulk
 stores, and `nv.tma_store_drain` waits for those before the CTA exits.
+`nv.splitk_fixup` sums the K splits of one accumulator block across CTAs
+(split-K in one launch, through a runtime-owned scratch buffer).
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import BoolAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType, f64
+from xdsl.dialects.builtin import BoolAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType, f32, f64, i1
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 
@@ -139,3 +141,59 @@ class TmaStoreDrainOp(NvOp):
 
     def __init__(self):
         super().__init__()
+
+
+@irdl_op_definition
+class SplitkFixupOp(NvOp):
+    """Split-K in one launch: split `split` of `splits` hands its 64 x n accumulator block over; `last` is true in
+    the warpgroup that arrives last for this (tile, block), whose `result` is then the sum over all splits.
+
+    The CTAs that share a tile compute their K ranges at once; each writes its block, in the accumulator's own
+    register order (float4 per thread, coalesced), into record `tile` of the kernel's scratch buffer
+    (`tsr_scratch`, owned by the runtime: `record_bytes` per logical tile), fences it and bumps the block's
+    arrival counter. The warpgroup that brings the counter to `splits` resets it to 0 (the buffer stays ready for
+    the next launch) and adds the splits in order 0..splits-1, its own from registers: the sum, and so the
+    result, is the same whichever split arrives last. `flag` is a shared-memory word per consumer warpgroup that
+    carries the verdict from the thread that bumped the counter to the warpgroup (named barrier 1 + consumer).
+    """
+
+    name = "nv.splitk_fixup"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    SMEM: ClassVar[str] = "write"
+    MAX_SPLITS: ClassVar[int] = 16
+    value = operand_def(VectorType)
+    tile = operand_def(IndexType)
+    split = operand_def(IndexType)
+    block = operand_def(IndexType)
+    consumer = operand_def(IndexType)
+    n = prop_def(IntegerAttr)
+    splits = prop_def(IntegerAttr)
+    blocks = prop_def(IntegerAttr)
+    flag = prop_def(IntegerAttr)
+    result = result_def(VectorType)
+    last = result_def(i1)
+    assembly_format = ("$value `,` $tile `,` $split `,` $block `,` $consumer attr-dict `:` type($value) `->` "
+                       "type($result)")
+
+    def __init__(self, value: SSAValue, tile: SSAValue, split: SSAValue, block: SSAValue, consumer: SSAValue, *,
+                 n: int, splits: int, blocks: int, flag: int):
+        super().__init__(operands=[value, tile, split, block, consumer], result_types=[value.type, i1],
+                         properties={"n": _int(n), "splits": _int(splits), "blocks": _int(blocks), "flag": _int(flag)})
+
+    @staticmethod
+    def record_bytes(n: int, splits: int, blocks: int) -> int:
+        """Scratch bytes per logical tile: every split's 64 x n f32 blocks, then one u32 counter per block (16 B)."""
+        return splits * blocks * 64 * n * 4 + 16
+
+    def verify_(self) -> None:
+        n, splits, blocks = self.n.value.data, self.splits.value.data, self.blocks.value.data
+        if n % 8 or not 8 <= n <= 256:
+            fail(self, f"n={n} must be a multiple of 8 in [8, 256]")
+        expect_vec(self, "value", self.value.type, n // 2, f32)
+        if self.result.type != self.value.type:
+            fail(self, f"result {self.result.type} differs from value {self.value.type}")
+        if not 2 <= splits <= self.MAX_SPLITS:
+            fail(self, f"splits={splits} must be in [2, {self.MAX_SPLITS}] (one split needs no fixup)")
+        if not 1 <= blocks <= 4:
+            fail(self, f"blocks={blocks} must be in [1, 4] (64-row blocks of a tile of at most 256 rows)")
+        _check_offset(self, "flag", self.flag.value.data, 4)

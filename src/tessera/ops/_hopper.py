@@ -8,14 +8,15 @@ portable mma.sync kernel (sm_90); `last_run()` names the arch and config
 either way, so the choice is never hidden.
 
 The config comes, in order, from a pin (`tessera.ops.autotune.pin("gemm_sm90a",
-{...})` or TESSERA_PIN_GEMM_SM90A=BM=128,BN=256,BK=64,stages=4,schedule=cooperative,cluster=2),
+{...})` or TESSERA_PIN_GEMM_SM90A=BM=128,BN=256,BK=64,stages=4,schedule=cooperative,cluster=2,splitk=1),
 from the autotune cache (`tune_gemm(M, N, K, dtype)` measures HOPPER_CANDIDATES
 on the device and keeps the winner per shape bucket on disk; with
 TESSERA_AUTOTUNE=1 a first call of a new bucket tunes itself), else from
 `default_config`, a rule fitted to the H200 measurements in
 benchmarks/results/ (2026-11-30): 128 x 256 cooperative tiles when there
-are at least two waves of them (in 2-CTA clusters; one wave without), else 128 x 64 ping-pong tiles.
-Split-K (kernels/gemm_splitk.py) is not used by ops.gemm yet.
+are at least two waves of them (in 2-CTA clusters; one wave without); with at most half a wave of
+128 x 128 tiles and a long K, those tiles split K in two (warp-specialize splitk=2: one launch, the
+last split of a tile runs the epilogue); else 128 x 64 ping-pong tiles.
 """
 
 from __future__ import annotations
@@ -29,18 +30,22 @@ from tessera.ops import autotune
 OP = "gemm_sm90a"
 SMS = 132  # H100/H200 SXM
 HOPPER_CANDIDATES = [
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1},
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "schedule": "cooperative", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "pingpong", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 1},
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1},
-    {"BM": 64, "BN": 128, "BK": 64, "stages": 6, "schedule": "cooperative", "cluster": 1},
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 2},
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 1},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "schedule": "cooperative", "cluster": 1, "splitk": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "pingpong", "cluster": 1, "splitk": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 1, "splitk": 1},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 1},
+    {"BM": 64, "BN": 128, "BK": 64, "stages": 6, "schedule": "cooperative", "cluster": 1, "splitk": 1},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 2, "splitk": 1},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2, "splitk": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "pingpong", "cluster": 1, "splitk": 2},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 2},
 ]
 TMA_DTYPES = ("bf16", "f16")
+SPLITK_MIN_K = 4096  # below this a split's K-loop is too short to pay for the partials' round trip
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class HopperConfig:
     stages: int
     schedule: str
     cluster: int = 1  # CTAs per thread-block cluster (2: the pair shares B through TMA multicast)
+    splitk: int = 1  # K splits per tile, summed in the same launch (warp-specialize splitk=)
     source: str = "default"  # default | pinned | cache | measured
 
     def meta(self) -> dict:
@@ -58,7 +64,7 @@ class HopperConfig:
 
     def as_dict(self) -> dict:
         return {"BM": self.BM, "BN": self.BN, "BK": self.BK, "stages": self.stages, "schedule": self.schedule,
-                "cluster": self.cluster}
+                "cluster": self.cluster, "splitk": self.splitk}
 
 
 def _tma_ok(v) -> bool:
@@ -96,6 +102,8 @@ def default_config(M: int, N: int, K: int, reads_tiles: bool = False) -> HopperC
         return HopperConfig(128, 256, 64, 4, "cooperative", 2)
     if 4 * big_tiles >= 3 * SMS:
         return HopperConfig(128, 256, 64, 4, "cooperative")
+    if 2 * (-(-M // 128) * -(-N // 128)) <= SMS and K >= SPLITK_MIN_K:  # few tiles, long K: two units per tile
+        return HopperConfig(128, 128, 64, 5, "cooperative", splitk=2)
     if reads_tiles:
         return HopperConfig(128, 128, 64, 5, "cooperative")
     return HopperConfig(128, 64, 64, 8, "pingpong")  # few tiles (small M or N): more, narrower ones
@@ -152,7 +160,7 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, progress: bool | N
     def measure(cfg: dict) -> float:
         meta = {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"], "TRANS_B": True, "ACTIVATION": "none"}
         ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg["stages"], schedule=cfg["schedule"],
-                            cluster=cfg.get("cluster", 1))
+                            cluster=cfg.get("cluster", 1), splitk=cfg.get("splitk", 1))
         grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
         stream = torch.cuda.current_stream()
         for _ in range(2):

@@ -1,4 +1,4 @@
-"""warp-specialize{arch stages group_m schedule cluster store}: a wgmma K-loop kernel -> a persistent,
+"""warp-specialize{arch stages group_m schedule cluster store splitk}: a wgmma K-loop kernel -> a persistent,
 warp-specialised sm_90a nv kernel.
 
 Input: what tile-to-fragments{arch=sm_90a} makes of a GEMM-shaped tile
@@ -33,7 +33,13 @@ Output (nv IR, one thread's view; see `tessera.ir.nv_hopper_ops`):
   the same sequence in both roles;
 * cluster=2: CTA pairs (`__cluster_dims__`) walk pairs of tile rows; each
   CTA loads half of the B box and multicasts it, consumers release a slot
-  on both CTAs' `empty` barriers, and cluster syncs bracket the kernel.
+  on both CTAs' `empty` barriers, and cluster syncs bracket the kernel;
+* splitk=S: the persistent loop walks S units per tile, unit (tile, s)
+  running K steps [s * per, (s + 1) * per) of the tile's ceil(steps / S) =
+  per; before the epilogue `nv.splitk_fixup` meets the tile's splits in the
+  runtime's scratch buffer and only the last to arrive (per 64-row block)
+  runs the epilogue on the sum: split-K in one launch, for grids with too
+  few tiles to fill the GPU.
 
 Anything else with wgmma fragments is refused with NV_WGMMA_UNSUPPORTED
 naming the op and what would work; a wgmma fragment on a target other than
@@ -66,7 +72,11 @@ MAX_STAGES = 8
 SCHEDULES = ("cooperative", "pingpong")
 CLUSTERS = (1, 2)
 STORES = ("tma", "registers")
+MAX_SPLITK = H.SplitkFixupOp.MAX_SPLITS
 _REAL_TILE = object()  # setup()'s mapping key for "this tile row exists" (a cluster's spare CTA has none)
+_K_RANGE = object()  # setup()'s mapping key (splitk > 1): (first K, end K) of this unit's split
+_SPLIT = object()  # ... and the unit's split index
+_TILE = object()  # ... and the tile's linear index (its scratch record)
 PRODUCER_REGS, CONSUMER_REGS = 40, 232  # 128*40 + 256*232 <= 64K registers (two consumer warpgroups)
 
 
@@ -74,14 +84,14 @@ class Builder:
     """Builds the new kernel body from a matched K-loop (see the module docstring)."""
 
     def __init__(self, kl: KLoop, stages: int, group_m: int, schedule: str = "cooperative", cluster: int = 1,
-                 store: str = "tma"):
-        self.kl, self.group_m, self.cluster = kl, group_m, cluster
+                 store: str = "tma", splitk: int = 1):
+        self.kl, self.group_m, self.cluster, self.splitk = kl, group_m, cluster, splitk
         self.pingpong = schedule == "pingpong"
         if self.pingpong and (kl.consumers != 2 or kl.bn > 128):
             raise refuse(kl.mma, f"schedule=pingpong with a {kl.bm}x{kl.bn} tile: each consumer warpgroup keeps a "
                                  "whole 128 x BN tile in registers, so BM must be 128 and BN at most 128",
                          "use BM=128, BN<=128 for pingpong, or schedule=cooperative")
-        self.lay = plan_layout(kl, stages, self.pingpong, store)
+        self.lay = plan_layout(kl, stages, self.pingpong, store, splitk)
         self.grid_axes = 1 + max([op.axis.data for op in kl.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
 
@@ -142,8 +152,8 @@ class Builder:
             rows = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, sizes[0], self.cluster - 1), self.cluster)
             self.raster_sizes = [rows, *sizes[1:]]
         total = self.raster_sizes[0]
-        for g in self.raster_sizes[1:]:
-            total = binop(ops, arith.MuliOp, total, g)
+        for g in [*self.raster_sizes[1:], self.splitk]:
+            total = binop(ops, arith.MuliOp, total, g) if g != 1 else total
         bid, ncta = nv.BlockIdOp(0), nv.GridDimOp(0)
         ops += [bid, ncta]
         bid, ncta = bid.result, ncta.result
@@ -183,7 +193,12 @@ class Builder:
         return ops
 
     def setup(self, ops: list, t: SSAValue, sizes: list[SSAValue]) -> dict[SSAValue, SSAValue]:
-        """Program ids of tile `t` and the kernel's index math before the K-loop, cloned: old value -> new."""
+        """Program ids of unit `t` and the kernel's index math before the K-loop, cloned: old value -> new.
+        With splitk > 1, unit t is split t % splitk of tile t / splitk (see `split_range`)."""
+        split = None
+        if self.splitk > 1:
+            split = binop(ops, arith.RemSIOp, t, self.splitk)
+            t = binop(ops, arith.DivSIOp, t, self.splitk)
         pids = self.raster(ops, t, self.raster_sizes)
         mapping: dict = {}
         if self.rank is not None:  # a row past the grid (odd row count) loads zeros and stores nothing
@@ -198,12 +213,30 @@ class Builder:
                 mapping[op.result] = sizes[op.axis.data]
             elif is_scalar(op):
                 ops.append(op.clone(value_mapper=mapping))
+        if split is not None:
+            self.split_range(ops, mapping, split, pids, sizes)
         return mapping
+
+    def split_range(self, ops: list, mapping: dict, split: SSAValue, pids: list, sizes: list) -> None:
+        """K range of `split` (ceil(steps / splitk) steps each; late splits may get none) and the tile's linear
+        index pid0 + g0 * (pid1 + g1 * ...), into `mapping`."""
+        loop = self.kl.loop
+        lb, ub, st = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
+        per = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, self.trip(ops, mapping), self.splitk - 1),
+                    self.splitk)
+        span = binop(ops, arith.MuliOp, per, st)
+        lo = binop(ops, arith.AddiOp, lb, binop(ops, arith.MuliOp, split, span))
+        hi = binop(ops, arith.MinSIOp, ub, binop(ops, arith.AddiOp, lo, span))
+        tile = pids[-1]
+        for axis in range(len(pids) - 2, -1, -1):
+            tile = binop(ops, arith.AddiOp, pids[axis], binop(ops, arith.MuliOp, sizes[axis], tile))
+        mapping[_K_RANGE], mapping[_SPLIT], mapping[_TILE] = (lo, hi), split, tile
 
     def trip(self, ops: list, mapping: dict) -> SSAValue:
         """The K-loop's trip count for a tile's cloned index math: max(0, ceil((ub - lb) / step))."""
         loop = self.kl.loop
         lb, ub, st = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
+        lb, ub = mapping.get(_K_RANGE, (lb, ub))
         span = binop(ops, arith.AddiOp, binop(ops, arith.SubiOp, ub, lb), binop(ops, arith.SubiOp, st, 1))
         return binop(ops, arith.MaxSIOp, binop(ops, arith.DivSIOp, span, st), 0)
 
@@ -291,6 +324,7 @@ class Builder:
         inner.append(scf.YieldOp(*results))
         block.add_ops(inner)
         lb, ub, st = (body_map.get(v, v) for v in (loop.lb, loop.ub, loop.step))
+        lb, ub = mapping.get(_K_RANGE, (lb, ub))
         new_loop = scf.ForOp(lb, ub, st, carried, block)
         ops.append(new_loop)
         if role == "consumer":
@@ -303,7 +337,14 @@ class Builder:
             tma = (self.lay.stage_base, consumer) if self.lay.staging else None
             epilogue: list[Operation] = []
             for d, r in zip(drained, blocks_at):
-                Epilogue(kl, r, mapping, tma).lower(epilogue, d.result)
+                if self.splitk == 1:
+                    Epilogue(kl, r, mapping, tma).lower(epilogue, d.result)
+                    continue
+                fix = H.SplitkFixupOp(d.result, mapping[_TILE], mapping[_SPLIT], r, consumer, n=kl.bn,
+                                      splits=self.splitk, blocks=kl.bm // WG_ROWS, flag=self.lay.word)
+                last: list[Operation] = []
+                Epilogue(kl, r, mapping, tma).lower(last, fix.result)
+                epilogue += [fix, scf.IfOp(fix.last, [], [*last, scf.YieldOp()])]
             if _REAL_TILE in mapping:  # the spare CTA of a cluster stores nothing: its rows may be another's
                 epilogue = [scf.IfOp(mapping[_REAL_TILE], [], [*epilogue, scf.YieldOp()])]
             ops += epilogue
@@ -336,9 +377,9 @@ class Builder:
 
 
 def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int,
-                 schedule: str = "cooperative", cluster: int = 1, store: str = "tma") -> None:
+                 schedule: str = "cooperative", cluster: int = 1, store: str = "tma", splitk: int = 1) -> None:
     kl = match(kernel, mma)
-    builder = Builder(kl, stages, group_m, schedule, cluster, store)
+    builder = Builder(kl, stages, group_m, schedule, cluster, store, splitk)
     new_ops = builder.body()
     block = kernel.body.block
     ret = block.last_op
@@ -371,6 +412,10 @@ class WarpSpecialize(ModulePass):
         store: how the epilogue writes the output tile: tma (staged in shared memory, 64 x 64 boxes, bulk
             tensor stores that clip at the edges; used when the output is bf16/f16, BN a multiple of 64 and
             the 16 KiB per consumer warpgroup fit) or registers (4-byte stores straight from the accumulator).
+        splitk: K splits per tile, 1 to 16. With S > 1 each tile is S units of work over S slices of its K
+            steps, run by different CTAs at once; they meet in a runtime-owned scratch buffer and the last to
+            finish runs the epilogue on the sum (deterministic: added in split order). For grids with fewer
+            tiles than SMs and a long K.
     """
 
     name = "warp-specialize"
@@ -381,10 +426,12 @@ class WarpSpecialize(ModulePass):
     schedule: str = "cooperative"
     cluster: int = 1
     store: str = "tma"
+    splitk: int = 1
 
     def __post_init__(self) -> None:
         parse_arch(self.arch)
-        for name, v, hi in (("stages", self.stages, MAX_STAGES), ("group_m", self.group_m, 64)):
+        for name, v, hi in (("stages", self.stages, MAX_STAGES), ("group_m", self.group_m, 64),
+                            ("splitk", self.splitk, MAX_SPLITK)):
             if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= hi:
                 raise ValueError(f"warp-specialize: {name}={v} must be an integer from 1 to {hi}")
         if self.schedule not in SCHEDULES:
@@ -408,7 +455,8 @@ class WarpSpecialize(ModulePass):
             if len(mmas) != 1:
                 raise refuse(mmas[1], f"{len(mmas)} wgmma mmas in @{kernel.sym_name.data}: this lowering takes one")
             try:
-                lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule, self.cluster, self.store)
+                lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule, self.cluster, self.store,
+                             self.splitk)
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location

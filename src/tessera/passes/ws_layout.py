@@ -3,7 +3,8 @@
 Offsets are bytes into the one dynamic shared block: A slots from 0, B slots
 after them, the TMA store epilogue's staging (16 KiB per consumer
 warpgroup, 1024-byte aligned like the slots) after B, then the `full`,
-`empty` and (ping-pong) `turn` barriers, 8 bytes each.
+`empty` and (ping-pong) `turn` barriers, 8 bytes each, then (split-K) one
+4-byte word per consumer warpgroup for `nv.splitk_fixup`'s verdict.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Layout:
     box_cols: int
     turns: int = 0  # 2 with schedule=pingpong
     staging: int = 0  # bytes of the TMA store epilogue's buffers (16 KiB per consumer warpgroup), after B
+    words: int = 0  # split-K: one 4-byte word per consumer warpgroup, after the barriers
 
     @property
     def a_base(self) -> int:
@@ -64,8 +66,12 @@ class Layout:
         return self.empty + 8 * self.stages
 
     @property
-    def total(self) -> int:
+    def word(self) -> int:
         return self.turn + 8 * self.turns
+
+    @property
+    def total(self) -> int:
+        return self.word + 4 * self.words
 
 
 def tma_storable(kl: KLoop) -> bool:
@@ -84,14 +90,15 @@ def tma_storable(kl: KLoop) -> bool:
             kl.bn % H.WgaccStoreTmaOp.box_cols(elem) == 0)
 
 
-def plan_layout(kl: KLoop, stages: int, pingpong: bool, store: str = "tma") -> Layout:
+def plan_layout(kl: KLoop, stages: int, pingpong: bool, store: str = "tma", splitk: int = 1) -> Layout:
     """The shared-memory map of a warp-specialised kernel: A and B rings, then (store=tma, when the epilogue
     can take it and it fits) the TMA store staging, then the barriers. Refusals name the tile and the limit."""
     eb = 2
     sw = _swizzle(kl.bk * eb)
     if sw == 0:
         raise refuse(kl.mma, f"BK={kl.bk}: a K step must be at least 32 bytes (16 elements) for TMA swizzling")
-    lay = Layout(stages, kl.bm * kl.bk * eb, kl.bn * kl.bk * eb, sw, sw // eb, 2 if pingpong else 0)
+    lay = Layout(stages, kl.bm * kl.bk * eb, kl.bn * kl.bk * eb, sw, sw // eb, 2 if pingpong else 0,
+                 words=kl.consumers if splitk > 1 else 0)
     limit = SMEM_LIMIT[(9, 0)]
     if store == "tma" and tma_storable(kl):
         with_staging = replace(lay, staging=kl.consumers * H.WgaccStoreTmaOp.STAGE_BYTES)

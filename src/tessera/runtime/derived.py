@@ -1,10 +1,11 @@
-"""The parameters the runtime owns: TMA tensor maps and a persistent kernel's logical grid.
+"""The parameters the runtime owns: TMA tensor maps, a persistent kernel's logical grid, split-K scratch.
 
 An sm_90a kernel's C parameter list (emit_cuda's `KernelParam`s) may hold, next
 to the caller's pointers, sizes, strides and scalars, `tmap` parameters (a
 tensor map of a 2-D memref argument, a function of that argument's pointer,
 sizes and strides) and `grid` parameters (the logical grid of a persistent
-kernel, a function of the launch). The caller cannot know a device address a
+kernel, a function of the launch) and a `scratch` parameter (the address of a
+runtime-owned buffer of `dim` bytes per logical tile, `tessera.runtime.scratch`). The caller cannot know a device address a
 numpy array will get, nor the device's SM count, so these are derived here, in
 one place, for `CompiledKernel.launch` and `launch_values` alike: a list may
 leave them None or leave them out. Encoded maps come from `tma`'s cache, and
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from tessera.runtime import tma
 from tessera.runtime.persistent import logical_grid, physical_grid
+from tessera.runtime.scratch import Scratch
 
 
 class DerivedParams:
@@ -30,7 +32,9 @@ class DerivedParams:
         self.count = len(params)
         self.tmaps = tma.slots_of(signature)
         self.grid_params = tuple((i, p.dim) for i, p in enumerate(params) if p.role == "grid")
-        derived = {i for i, p in enumerate(params) if p.role in ("tmap", "grid")}
+        self.scratch_params = tuple((i, p.dim) for i, p in enumerate(params) if p.role == "scratch")
+        self.scratch = Scratch(kernel)
+        derived = {i for i, p in enumerate(params) if p.role in ("tmap", "grid", "scratch")}
         self.given = tuple(i for i in range(self.count) if i not in derived)  # positions the caller fills
         self.active = bool(derived) or persistent
         self._grids: dict = {}
@@ -53,13 +57,14 @@ class DerivedParams:
             pass
         return found
 
-    def complete(self, grid, values, device: int = 0, in_place: bool = False):
+    def complete(self, grid, values, device: int = 0, in_place: bool = False, host: bool = False):
         """(launch grid, the full parameter list) from the logical `grid` and the caller's `values`.
 
         `values` is the full list (tensor-map and grid slots None, or already set for maps) or the
         list of the other parameters only; a full list is copied unless `in_place`. Maps of arrays
         given by device address are encoded here; those of numpy arrays (still arrays here) are left
-        None for the launcher, which encodes them once it has copied the array in.
+        None for the launcher, which encodes them once it has copied the array in. `host`: the launch runs
+        on the host emulator (scratch is host memory).
         """
         if len(values) == len(self.given) != self.count:
             full = [None] * self.count
@@ -72,13 +77,15 @@ class DerivedParams:
         for slot in self.tmaps:
             if full[slot.index] is None:
                 slot.fill_if_plain(full, self.kernel)  # if not, the binder converts the values, then encodes
-        if self.grid_params or self.persistent:
+        if self.grid_params or self.persistent or self.scratch_params:
             try:
                 physical, logical = self._grids[(grid, device)]
             except (KeyError, TypeError):
                 physical, logical = self.launch_grid(grid, device)
             for at, dim in self.grid_params:
                 full[at] = logical[dim]
+            for at, per_tile in self.scratch_params:
+                full[at] = self.scratch.address(device, per_tile * logical[0] * logical[1] * logical[2], host)
             if self.persistent:
                 grid = physical
         return grid, full

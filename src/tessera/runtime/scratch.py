@@ -1,0 +1,67 @@
+"""Scratch memory the runtime owns for a kernel: split-K's partial blocks and arrival counters.
+
+A kernel with `nv.splitk_fixup` ops has a `scratch` parameter (emit_cuda's
+KernelParam, `dim` = bytes per logical tile). The caller never sees it: the
+launch fills in the address of a buffer kept per (kernel, device, backend),
+sized for the logical grid. The buffer starts zeroed (the counters) and each
+complete launch leaves the counters at zero again (the last split resets its
+tile's), so one buffer serves every launch; it grows, zeroed, when a larger
+grid needs more, and a failed launch drops it (counters may be left raised).
+
+Launches of one kernel on concurrent streams share its buffer and must be
+ordered with each other (as with one cuBLAS workspace per handle).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tessera.ir.diagnostics import RUNTIME_LAUNCH_FAILED
+from tessera.runtime.errors import RuntimeLaunchError
+
+
+class Scratch:
+    """Per (device, host-emulated?) one zeroed buffer of at least the bytes asked for; `address` returns it."""
+
+    def __init__(self, kernel: str):
+        self.kernel = kernel
+        self._buffers: dict[tuple, tuple[int, object]] = {}  # key -> (bytes, numpy array or device pointer)
+        self._retired: list = []  # device buffers outgrown: a queued launch may still use them, so they are kept
+
+    def address(self, device: int, nbytes: int, host: bool) -> int:
+        key = (device, host)
+        have = self._buffers.get(key)
+        if have is not None and have[0] >= nbytes:
+            return have[1].ctypes.data if host else int(have[1])
+        size = max(nbytes, 2 * have[0] if have is not None else 0)
+        if host:
+            buf = np.zeros(size, np.uint8)
+        else:
+            buf = self._device_zeros(device, size)
+            if have is not None:
+                self._retired.append(have[1])
+        self._buffers[key] = (size, buf)
+        return buf.ctypes.data if host else int(buf)
+
+    def drop(self) -> None:
+        """Forget every buffer (after a failed launch); device buffers are kept alive, not freed."""
+        self._retired += [buf for (_, host), (_, buf) in self._buffers.items() if not host]
+        self._buffers.clear()
+
+    def _device_zeros(self, device: int, nbytes: int):
+        from tessera.runtime.device import ensure_current
+        from tessera.runtime.launch import _describe, _driver
+
+        driver = _driver()
+        ensure_current(device)
+        err, dptr = driver.cuMemAlloc(nbytes)
+        ok = driver.CUresult.CUDA_SUCCESS
+        if err != ok:
+            raise RuntimeLaunchError(RUNTIME_LAUNCH_FAILED, f"could not allocate {nbytes} B of split-K scratch: "
+                                     f"{_describe(driver, err)}", kernel=self.kernel,
+                                     hint="use fewer K splits or a smaller grid")
+        (err,) = driver.cuMemsetD8(dptr, 0, nbytes)
+        if err != ok:
+            raise RuntimeLaunchError(RUNTIME_LAUNCH_FAILED, f"could not zero the split-K scratch: "
+                                     f"{_describe(driver, err)}", kernel=self.kernel)
+        return dptr
