@@ -294,6 +294,13 @@ def test_physical_grid_is_one_wave_at_most(grid, sms, physical, logical):
     assert physical_grid(grid, sms) == (physical, logical)
 
 
+def test_a_split_k_kernel_gets_a_cta_per_unit_of_work_up_to_one_wave():
+    """8 x 8 tiles split in 2 are 128 units: 128 CTAs, not 64 (each would run both splits of its tile in turn)."""
+    assert physical_grid((8, 8), 132, splitk=2) == ((128, 1, 1), (8, 8, 1))
+    assert physical_grid((8, 8), 132, splitk=3) == ((132, 1, 1), (8, 8, 1))
+    assert physical_grid((3, 8), 132, cluster=2, splitk=2) == ((64, 1, 1), (3, 8, 1))  # 2 pair rows x 8 x 2 units
+
+
 @pytest.mark.parametrize("grid, sms", [(0, 132), ((2, 0), 132), ("4", 132), ((1, 2, 3, 4), 132), (2.0, 132),
                                        ((2**16, 2**16), 132), ((4, 4), 0)])
 def test_bad_persistent_grids_are_coded(grid, sms):

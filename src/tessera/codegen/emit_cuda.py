@@ -80,6 +80,7 @@ class EmittedKernel:
     params: tuple[KernelParam, ...]
     persistent: bool = False  # launch min(logical CTAs, SMs) CTAs; the logical grid goes in `grid` params
     cluster: int = 1  # CTAs per thread-block cluster (`__cluster_dims__`): the launch grid is a multiple of it
+    splitk: int = 1  # units of work per logical CTA of a persistent split-K kernel (more CTAs fill the device)
 
 
 @dataclass(frozen=True)
@@ -371,4 +372,5 @@ def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
         text.append("  int tsr_groups = 0;  // cp.async groups this thread has committed")
     source = "\n".join(text + body + ["}", ""])
     return EmittedKernel(kname, source, arch, threads, smem, tuple(params),
-                         persistent=any(p.role == "grid" for p in params), cluster=cluster)
+                         persistent=any(p.role == "grid" for p in params), cluster=cluster,
+                         splitk=attrs["nv.splitk"].value.data if isinstance(attrs.get("nv.splitk"), IntegerAttr) else 1)

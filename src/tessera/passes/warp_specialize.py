@@ -392,6 +392,8 @@ def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: 
     kernel.attributes["nv.arch"] = StringAttr("sm_90a")
     if cluster > 1:
         kernel.attributes["nv.cluster"] = IntegerAttr(cluster, i64)
+    if splitk > 1:  # the runtime launches enough persistent CTAs for tiles x splits units
+        kernel.attributes["nv.splitk"] = IntegerAttr(splitk, i64)
 
 
 @register_pass

@@ -27,8 +27,10 @@ class DerivedParams:
     `sm_count(device)` says how many SMs a device has.
     """
 
-    def __init__(self, params, signature, persistent: bool, kernel: str, sm_count, cluster: int = 1):
+    def __init__(self, params, signature, persistent: bool, kernel: str, sm_count, cluster: int = 1,
+                 splitk: int = 1):
         self.kernel, self.persistent, self._sm_count, self.cluster = kernel, persistent, sm_count, cluster
+        self.splitk = splitk
         self.count = len(params)
         self.tmaps = tma.slots_of(signature)
         self.grid_params = tuple((i, p.dim) for i, p in enumerate(params) if p.role == "grid")
@@ -47,7 +49,7 @@ class DerivedParams:
         except (KeyError, TypeError):  # TypeError: a list grid, valid but not memoisable
             pass
         if self.persistent:
-            found = physical_grid(grid, self._sm_count(device), self.kernel, self.cluster)
+            found = physical_grid(grid, self._sm_count(device), self.kernel, self.cluster, self.splitk)
         else:
             dims = logical_grid(grid, self.kernel)
             found = (dims, dims)
