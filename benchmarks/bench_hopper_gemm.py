@@ -82,6 +82,8 @@ TESSERA_CONFIGS = [  # tried in this order; the autotuner keeps the fastest corr
     # split-K in one launch (warp-specialize splitk=S): the last split of a tile sums them and runs the epilogue
     {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 1},
     {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 1},
     {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1},  # epilogue overlaps
     {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1},
     {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 1},

@@ -157,3 +157,43 @@ def test_descriptors_of_a_two_box_k_step(bm, bn, bk, stages):
     source = emit_cuda(module, traced.name).source
     check_descriptors(source, bm, bn, bk)
     assert source.count(f"wgmma.mma_async.sync.aligned.m64n{bn}k16.f32.bf16.bf16") == bk // 16
+
+
+# --- split-K in one launch ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("meta, schedule, cluster", [(dict(BM=128, BN=128, BK=64), "cooperative", 1),
+                                                      (dict(BM=128, BN=128, BK=64), "pingpong", 1),
+                                                      (dict(BM=128, BN=64, BK=64), "pingpong", 2)],
+                         ids=["cooperative", "pingpong", "pingpong-cluster2"])
+def test_split_k_kernel_has_the_scratch_parameter_coalesced_partials_and_no_local_memory(meta, schedule, cluster):
+    """The configs ops.gemm and the benchmark split with: the runtime's scratch parameter (record = 2 splits x
+    blocks x 64 x BN f32 + 16 bytes of counters), 16-byte partial stores and loads past L1, one GPU-scope
+    counter atomic per 64-row block, HGMMA, and no spill (the accumulator stays in registers through the fixup)."""
+    ck = compile(trace(BIAS_SPECS, {**meta, "ACTIVATION": "gelu"}), "sm_90a", stages=5, schedule=schedule,
+                 cluster=cluster, splitk=2, cache=CompileCache(disk=False))
+    scratch = [p for p in ck.emitted.params if p.role == "scratch"]
+    assert [(p.name, p.ctype, p.dim) for p in scratch] == \
+        [("tsr_scratch", "unsigned char*", 2 * 2 * 64 * meta["BN"] * 4 + 16)]
+    assert ck.emitted.splitk == 2 and ck.signature[-1].kind == "ptr" and ck.signature[-1].elem == "u8"
+    sass = ck.sass()
+    blocks = 2 if schedule == "pingpong" else 1  # a ping-pong consumer holds both 64-row blocks of its tile
+    assert count_instructions(sass, "ATOMG") == blocks
+    assert count_instructions(sass, "STG.E.128") > 0 and count_instructions(sass, "LDG.E.128") > 0
+    assert count_instructions(sass, "HGMMA") > 0
+    assert not has_local_memory(ck.cubin) and not has_local_memory(sass)
+
+
+def test_disagreeing_split_k_records_are_a_coded_emit_error():
+    text = """
+func.func @two(%t: index) attributes {nv.num_threads = 384 : i64, nv.arch = "sm_90a", nv.smem_bytes = 1024 : i64} {
+  %a = nv.fill {value = 1.0 : f64} : vector<64xf32>
+  %b = nv.fill {value = 1.0 : f64} : vector<32xf32>
+  %s, %l = nv.splitk_fixup %a, %t, %t, %t, %t {n = 128 : i64, splits = 2 : i64, blocks = 2 : i64, flag = 0 : i64} : vector<64xf32> -> vector<64xf32>
+  %u, %m = nv.splitk_fixup %b, %t, %t, %t, %t {n = 64 : i64, splits = 2 : i64, blocks = 2 : i64, flag = 0 : i64} : vector<32xf32> -> vector<32xf32>
+  func.return
+}"""
+    from tessera.ir.parse import parse_module
+    from tessera.ir import diagnostics as D
+    with pytest.raises(D.TesseraError) as err:
+        emit_cuda(parse_module(text))
+    assert err.value.code == D.EMIT_UNSUPPORTED and "disagree on the scratch record" in str(err.value)

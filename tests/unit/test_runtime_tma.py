@@ -294,6 +294,24 @@ def test_physical_grid_is_one_wave_at_most(grid, sms, physical, logical):
     assert physical_grid(grid, sms) == (physical, logical)
 
 
+def test_split_k_scratch_is_kept_zeroed_grown_and_dropped_after_a_failure():
+    """One buffer per (device, host?) serves every launch (the kernel leaves its counters at zero); a larger grid
+    gets a new zeroed one at least twice the size; `drop` (after a failed launch) forgets it."""
+    import ctypes
+
+    from tessera.runtime.scratch import Scratch
+    s = Scratch("k")
+    a = s.address(0, 100, host=True)
+    assert s.address(0, 64, host=True) == a
+    ctypes.memset(a, 7, 100)  # a launch that died with raised counters
+    b = s.address(0, 150, host=True)
+    assert b != a and bytes((ctypes.c_ubyte * 200).from_address(b)) == bytes(200)
+    ctypes.memset(b, 7, 10)
+    s.drop()
+    c = s.address(0, 150, host=True)
+    assert bytes((ctypes.c_ubyte * 150).from_address(c)) == bytes(150)
+
+
 def test_a_split_k_kernel_gets_a_cta_per_unit_of_work_up_to_one_wave():
     """8 x 8 tiles split in 2 are 128 units: 128 CTAs, not 64 (each would run both splits of its tile in turn)."""
     assert physical_grid((8, 8), 132, splitk=2) == ((128, 1, 1), (8, 8, 1))

@@ -41,7 +41,7 @@ HOPPER_CANDIDATES = [
     {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 2, "splitk": 1},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2, "splitk": 1},
     {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "pingpong", "cluster": 1, "splitk": 2},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 1, "splitk": 2},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 2},
 ]
 TMA_DTYPES = ("bf16", "f16")
