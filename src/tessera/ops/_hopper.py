@@ -15,7 +15,7 @@ TESSERA_AUTOTUNE=1 a first call of a new bucket tunes itself), else from
 `default_config`, a rule fitted to the H200 measurements in
 benchmarks/results/ (2026-11-30): 128 x 256 cooperative tiles when there
 are at least two waves of them (in 2-CTA clusters; one wave without); with at most half a wave of
-128 x 128 tiles and a long K, those tiles split K in two (warp-specialize splitk=2: one launch, the
+128 x 128 tiles and K >= 4 max(M, N), those tiles split K in two (warp-specialize splitk=2: one launch, the
 last split of a tile runs the epilogue); else 128 x 64 ping-pong tiles.
 """
 
@@ -102,7 +102,8 @@ def default_config(M: int, N: int, K: int, reads_tiles: bool = False) -> HopperC
         return HopperConfig(128, 256, 64, 4, "cooperative", 2)
     if 4 * big_tiles >= 3 * SMS:
         return HopperConfig(128, 256, 64, 4, "cooperative")
-    if 2 * (-(-M // 128) * -(-N // 128)) <= SMS and K >= SPLITK_MIN_K:  # few tiles, long K: two units per tile
+    if 2 * (-(-M // 128) * -(-N // 128)) <= SMS and K >= max(SPLITK_MIN_K, 4 * max(M, N)):
+        # few tiles and a K long next to both sides (not a memory-bound skinny product): two units per tile
         return HopperConfig(128, 128, 64, 5, "cooperative", splitk=2)
     if reads_tiles:
         return HopperConfig(128, 128, 64, 5, "cooperative")
