@@ -15,7 +15,8 @@ Tessera/Triton ratios are against Triton on the nn.Linear layout, not against DE
 Tessera: `tessera_gemm` compiles kernels/gemm.py (TRANS_B) for --arch through `tessera.compile` and
 launches it; its config comes from TESSERA_CONFIGS through `tessera.ops.autotune` (disk cache in
 $TESSERA_CACHE_DIR, pin one with TESSERA_PIN_GEMM=BM=128,BN=256,BK=64,stages=4,SPLIT_K=1,splitk=1,schedule=cooperative,cluster=2;
-splitk=S is split-K in one launch, SPLIT_K=S the two-launch kernels/gemm_splitk.py). Each candidate is
+splitk=S is split-K in one launch, SPLIT_K=S the two-launch kernels/gemm_splitk.py; multicast=a makes a 2-CTA
+cluster pair tile columns and share A instead of rows sharing B). Each candidate is
 checked against the reference before it is timed, so a wrong kernel is never chosen. A compile error is
 recorded once per (dtype, config, epilogue) and the peers carry on: nothing falls back silently.
 
@@ -72,33 +73,42 @@ EPILOGUE_SHAPES = ((8192, 8192, 8192), (4096, 4096, 4096))
 QUICK = {"dtypes": ("bf16",), "shapes": ((2048, 2048, 2048), (4000, 4000, 4000)),
          "epilogue": ((2048, 2048, 2048),)}
 TESSERA_CONFIGS = [  # tried in this order; the autotuner keeps the fastest correct one per shape bucket
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},   # 196 KiB smem: 4 x (128 + 256) x 64 x 2 B
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},
-    {"BM": 64, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},
-    {"BM": 64, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},    # small M (128 x 8192 x 8192): more CTAs
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 2, "splitk": 1, "schedule": "cooperative", "cluster": 1},  # few tiles, long K: split K (two launches)
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1, "multicast": "b"},  # 196 KiB smem: 4 x (128 + 256) x 64 x 2 B
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1, "multicast": "b"},
+    {"BM": 64, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1, "multicast": "b"},
+    {"BM": 64, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1, "multicast": "b"},  # small M (128 x 8192 x 8192): more CTAs
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 2, "splitk": 1, "schedule": "cooperative", "cluster": 1, "multicast": "b"},  # few tiles, long K: split K (two launches)
     # split-K in one launch (warp-specialize splitk=S): the last split of a tile sums them and runs the epilogue
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1},  # epilogue overlaps
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 1},
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1},  # skinny: more CTAs
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 1, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 2, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 1, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 1, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1, "multicast": "b"},  # epilogue overlaps
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 1, "multicast": "b"},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1, "multicast": "b"},  # skinny: more CTAs
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 1, "multicast": "b"},
     # 2-CTA clusters: the pair takes tile rows 2p, 2p+1 of one column and shares B through TMA multicast
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2},
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2},
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 2},
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 4, "schedule": "cooperative", "cluster": 1},  # 1 wave of 128
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1},  # few tiles
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2, "multicast": "b"},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2, "multicast": "b"},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2, "multicast": "b"},
+    # 2-CTA clusters along N: the pair takes tile columns 2q, 2q+1 of one row and shares A (M small)
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2,
+     "multicast": "a"},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2,
+     "multicast": "a"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2,
+     "multicast": "a"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "cooperative", "cluster": 2,
+     "multicast": "a"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 2, "multicast": "b"},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 4, "schedule": "cooperative", "cluster": 1, "multicast": "b"},  # 1 wave of 128
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1, "multicast": "b"},  # few tiles
 ]
 BOUNDS = {"bf16": 2e-2, "f16": 5e-3}
 IMPLS = ("cublas", "triton", "tessera")
@@ -372,7 +382,7 @@ def tessera_gemm(A, W, out, config: dict, *, bias=None, activation: str = "none"
                                arch=arch, pipeline=_pipeline(arch, config))
 
     ck = _compile_once(("gemm", dt, BM, BN, BK, stages, config.get("schedule"), config.get("cluster", 1),
-                        config.get("splitk", 1), bias is not None, activation, arch),
+                        config.get("splitk", 1), config.get("multicast", "b"), bias is not None, activation, arch),
                        build, config, dt, bias, activation, arch)
     M, N = A.shape[0], W.shape[0]
     g = grid(M, N, BM=BM, BN=BN)
@@ -393,7 +403,7 @@ def _pipeline(arch: str, config: dict) -> str:
     from tessera.compiler.driver import default_pipeline
 
     return default_pipeline(arch, config["stages"], config.get("schedule", "cooperative"), config.get("cluster", 1),
-                            config.get("splitk", 1))
+                            config.get("splitk", 1), config.get("multicast", "b"))
 
 
 def _compile_once(key, build, config, dt, bias, activation, arch):

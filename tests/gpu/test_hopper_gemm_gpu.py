@@ -27,6 +27,8 @@ CONFIGS = [dict(BM=128, BN=256, BK=64, stages=4), dict(BM=128, BN=128, BK=64, st
            dict(BM=128, BN=64, BK=64, stages=3, schedule="pingpong"),
            dict(BM=128, BN=256, BK=64, stages=4, cluster=2), dict(BM=128, BN=128, BK=64, stages=5, cluster=2),
            dict(BM=128, BN=128, BK=64, stages=5, schedule="pingpong", cluster=2),
+           dict(BM=128, BN=64, BK=64, stages=8, cluster=2, multicast="a"),
+           dict(BM=128, BN=64, BK=64, stages=8, schedule="pingpong", cluster=2, multicast="a"),
            dict(BM=128, BN=128, BK=64, stages=5, splitk=2), dict(BM=128, BN=64, BK=64, stages=8, schedule="pingpong",
                                                                    splitk=3),
            dict(BM=128, BN=128, BK=64, stages=5, cluster=2, splitk=2), dict(BM=128, BN=256, BK=64, stages=4, splitk=4)]
@@ -56,7 +58,7 @@ def _run(M, N, K, dtype, cfg, epilogue, seed):
     meta = dict(BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], TRANS_B=True, ACTIVATION="gelu" if epilogue else "none")
     pipeline = (f"tessera-lower-to-nv{{arch=sm_90a stages={cfg['stages']} "
                 f"schedule={cfg.get('schedule', 'cooperative')} cluster={cfg.get('cluster', 1)} "
-                f"splitk={cfg.get('splitk', 1)}}}")
+                f"splitk={cfg.get('splitk', 1)} multicast={cfg.get('multicast', 'b')}}}")
     ck = tessera.compile(G.gemm.trace(*specs, **meta), arch="sm_90a", pipeline=pipeline)
     args = [A, W, out] + ([Bias, Res] if epilogue else []) + [alpha]
     rec = ck.launch(G.grid(M, N, **meta), args, sync=True)
@@ -72,7 +74,8 @@ def _run(M, N, K, dtype, cfg, epilogue, seed):
 
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: "{BM}x{BN}x{BK}s{stages}".format(**c) + c.get("schedule", "")
-                         + ("c%d" % c["cluster"] if "cluster" in c else "") + ("k%d" % c["splitk"] if "splitk" in c else ""))
+                         + ("c%d" % c["cluster"] if "cluster" in c else "") + ("k%d" % c["splitk"] if "splitk" in c else "")
+                         + ("m" + c["multicast"] if "multicast" in c else ""))
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_plain_product_bf16(shape, cfg):
     _run(*shape, "bf16", cfg, epilogue=False, seed=hash((shape, cfg["BN"])) % 2**32)
@@ -80,8 +83,9 @@ def test_plain_product_bf16(shape, cfg):
 
 @pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])
-@pytest.mark.parametrize("cfg", [CONFIGS[0], CONFIGS[4], CONFIGS[6], CONFIGS[8]],
-                         ids=["cooperative", "pingpong", "cooperative-cluster2", "pingpong-cluster2"])
+@pytest.mark.parametrize("cfg", [CONFIGS[0], CONFIGS[4], CONFIGS[6], CONFIGS[8], CONFIGS[10]],
+                         ids=["cooperative", "pingpong", "cooperative-cluster2", "pingpong-cluster2",
+                              "pingpong-cluster2-multicast-a"])
 def test_fused_epilogue(shape, dtype, cfg):
     _run(*shape, dtype, cfg, epilogue=True, seed=7)
 

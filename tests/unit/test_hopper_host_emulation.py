@@ -30,15 +30,16 @@ from tessera.reference.oracles import error_bound, rel_error
 NP = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
 
 
-def _emit(traced, stages: int, schedule: str, cluster: int = 1, store: str = "tma", splitk: int = 1):
+def _emit(traced, stages: int, schedule: str, cluster: int = 1, store: str = "tma", splitk: int = 1,
+          multicast: str = "b"):
     module, _ = lower(traced, f"tessera-lower-to-nv{{arch=sm_90a stages={stages} schedule={schedule} "
-                              f"cluster={cluster} store={store} splitk={splitk}}}", "sm_90a")
+                              f"cluster={cluster} store={store} splitk={splitk} multicast={multicast}}}", "sm_90a")
     return emit_cuda(module)
 
 
 def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
     BM, BN, BK, stages, schedule, *rest = cfg
-    cluster, store, splitk = (rest + [1, "tma", 1][len(rest):])[:3]
+    cluster, store, splitk, multicast = (rest + [1, "tma", 1, "b"][len(rest):])[:4]
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((M, K)).astype(NP[dtype])
     w = rng.standard_normal((N, K)).astype(NP[dtype])
@@ -51,7 +52,7 @@ def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
              ScalarSpec(tl.f32) if full else None)
     act = "relu" if full else "gelu"
     em = _emit(G.gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True, ACTIVATION=act), stages, schedule, cluster,
-               store, splitk)
+               store, splitk, multicast)
     if edit is not None:
         em = edit(em)
     args = [a, w, c, bias] + ([res, 0.5, 0.25] if full else [0.5])
@@ -62,8 +63,9 @@ def _gemm(M, N, K, dtype, cfg, *, full, edit=None, seed=0):
     return c.astype(np.float64), ref
 
 
-CONFIGS = {  # (BM, BN, BK, stages, schedule[, cluster[, store[, splitk]]]); the output goes through TMA unless
-    # "registers"; splitk > 1 splits each tile's K steps over that many units of the persistent loop
+CONFIGS = {  # (BM, BN, BK, stages, schedule[, cluster[, store[, splitk[, multicast]]]]); the output goes through TMA
+    # unless "registers"; splitk > 1 splits each tile's K steps over that many units of the persistent loop;
+    # multicast "a": the cluster pairs tile columns and shares A (300 x 264 in 128 x 64 tiles: 5 columns, odd)
     "coop-128x256-sw128": (128, 256, 64, 3, "cooperative"),
     "coop-128x256-registers": (128, 256, 64, 3, "cooperative", 1, "registers"),
     "pingpong-128x128-registers": (128, 128, 64, 4, "pingpong", 1, "registers"),
@@ -76,6 +78,9 @@ CONFIGS = {  # (BM, BN, BK, stages, schedule[, cluster[, store[, splitk]]]); the
     "coop-128x256-registers-splitk2": (128, 256, 64, 3, "cooperative", 1, "registers", 2),
     "pingpong-128x64-cluster2-splitk2": (128, 64, 64, 4, "pingpong", 2, "tma", 2),
     "coop-64x128-splitk6-empty-splits": (64, 128, 32, 4, "cooperative", 1, "tma", 6),  # 7 K steps: split 6 gets none
+    "coop-128x64-cluster2-multicast-a": (128, 64, 64, 3, "cooperative", 2, "tma", 1, "a"),
+    "pingpong-128x64-cluster2-multicast-a-splitk2": (128, 64, 64, 3, "pingpong", 2, "tma", 2, "a"),
+    "coop-64x128-cluster2-multicast-a-registers": (64, 128, 64, 4, "cooperative", 2, "registers", 1, "a"),
 }
 
 

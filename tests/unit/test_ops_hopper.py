@@ -31,11 +31,12 @@ def test_the_sm90a_kernel_runs_for_tma_readable_nk_operands_on_sm90_only():
 
 
 def test_default_rule_big_tiles_in_clusters_from_two_waves_one_wave_without_else_split_k_or_pingpong():
-    big = {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "splitk": 1}
+    big = {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "splitk": 1, "multicast": "b"}
     assert H.default_config(8192, 8192, 8192).as_dict() == {**big, "cluster": 2}
     assert H.default_config(8192, 8192, 1024).as_dict() == {**big, "cluster": 2}  # the TMA store: short K wins too
     assert H.default_config(2048, 2048, 2048).as_dict() == {**big, "cluster": 1}  # 128 big tiles: one wave
-    split = {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 2}
+    split = {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 2,
+             "multicast": "b"}
     assert H.default_config(1024, 1024, 16384).as_dict() == split  # 64 tiles of 128 x 128, K long: 128 units
     assert H.default_config(1024, 1024, 16384, reads_tiles=True).as_dict() == split
     assert H.default_config(1024, 1024, 2048).schedule == "pingpong"  # K short: 128 x 64 tiles instead
@@ -53,7 +54,7 @@ def test_pin_then_cache_then_default(tmp_path, monkeypatch):
     autotune.tune(H.OP, key, H.HOPPER_CANDIDATES, lambda c: times[H.HOPPER_CANDIDATES.index(c)], progress=False)
     got = H.gemm_config(4000, 4096, 3000, "bf16")  # same buckets: the measured winner, from the disk cache
     assert got.source == "cache" and got.as_dict() == H.HOPPER_CANDIDATES[-1]
-    monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", "BM=128,BN=128,BK=64,stages=5,schedule=pingpong,cluster=1,splitk=1")
+    monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", "BM=128,BN=128,BK=64,stages=5,schedule=pingpong,cluster=1,splitk=1,multicast=b")
     got = H.gemm_config(4096, 4096, 4096, "bf16")
     assert got.source == "pinned" and got.as_dict() == H.HOPPER_CANDIDATES[3]
 
@@ -140,8 +141,8 @@ def test_ops_gemm_takes_the_sm90a_kernel_on_an_emulated_sm90_device(tmp_path, mo
     assert host.launches == 2
 
 
-@pytest.mark.parametrize("pin", ["BM=128,BN=128,BK=64,stages=6,schedule=pingpong,cluster=2,splitk=1",
-                                 "BM=128,BN=256,BK=64,stages=4,schedule=cooperative,cluster=2,splitk=1"])
+@pytest.mark.parametrize("pin", ["BM=128,BN=128,BK=64,stages=6,schedule=pingpong,cluster=2,splitk=1,multicast=b",
+                                 "BM=128,BN=256,BK=64,stages=4,schedule=cooperative,cluster=2,splitk=1,multicast=b"])
 def test_ops_gemm_runs_a_pinned_cluster_config_on_an_emulated_sm90_device(tmp_path, monkeypatch, pin):
     """2-CTA clusters and the TMA store epilogue through ops.gemm: the pin is honoured, named in last_run, and
     the cluster launch (an even persistent grid, both CTAs of a pair at once) matches float64; 300 rows are
@@ -171,8 +172,8 @@ def test_ops_gemm_runs_a_pinned_cluster_config_on_an_emulated_sm90_device(tmp_pa
     assert rel_error(out.astype(np.float64), ref) <= error_bound("f16")
 
 
-@pytest.mark.parametrize("pin", ["BM=128,BN=128,BK=64,stages=4,schedule=cooperative,cluster=1,splitk=3",
-                                 "BM=128,BN=64,BK=64,stages=4,schedule=pingpong,cluster=2,splitk=2"])
+@pytest.mark.parametrize("pin", ["BM=128,BN=128,BK=64,stages=4,schedule=cooperative,cluster=1,splitk=3,multicast=b",
+                                 "BM=128,BN=64,BK=64,stages=4,schedule=pingpong,cluster=2,splitk=2,multicast=a"])
 def test_ops_gemm_splits_k_in_one_launch_and_its_scratch_is_ready_for_the_next(tmp_path, monkeypatch, pin):
     """Split-K through ops.gemm on the emulated device: the runtime supplies the scratch buffer (the caller passes
     nothing extra), each launch leaves its counters at zero, so a second launch on new data is right too, and
@@ -199,7 +200,7 @@ def test_ops_gemm_splits_k_in_one_launch_and_its_scratch_is_ready_for_the_next(t
             ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, bias=FakeDeviceArray(bias),
                      activation="relu", out=FakeDeviceArray(out))
             rec = ops.last_run()
-            assert rec.arch == "sm_90a" and rec.config["splitk"] == int(pin[-1])
+            assert rec.arch == "sm_90a" and rec.config["splitk"] == int(pin.split("splitk=")[1][0])
             ref = G.reference_gemm(f(a), f(w), None, f(bias), None, 1.0, None, trans_b=True, activation="relu")
             assert rel_error(f(out), ref) <= error_bound("f16")
             outs.append(out)

@@ -317,6 +317,9 @@ def test_a_split_k_kernel_gets_a_cta_per_unit_of_work_up_to_one_wave():
     assert physical_grid((8, 8), 132, splitk=2) == ((128, 1, 1), (8, 8, 1))
     assert physical_grid((8, 8), 132, splitk=3) == ((132, 1, 1), (8, 8, 1))
     assert physical_grid((3, 8), 132, cluster=2, splitk=2) == ((64, 1, 1), (3, 8, 1))  # 2 pair rows x 8 x 2 units
+    # a cluster that pairs columns (multicast=a): 1 row x ceil(63 / 2) = 32 pairs -> 64 CTAs
+    assert physical_grid((1, 63), 132, cluster=2, cluster_axis=1) == ((64, 1, 1), (1, 63, 1))
+    assert physical_grid((1, 63), 132, cluster=2) == ((126, 1, 1), (1, 63, 1))  # pairing rows: 63 pairs, one spare each
 
 
 @pytest.mark.parametrize("grid, sms", [(0, 132), ((2, 0), 132), ("4", 132), ((1, 2, 3, 4), 132), (2.0, 132),

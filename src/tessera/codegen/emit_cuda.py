@@ -81,6 +81,7 @@ class EmittedKernel:
     persistent: bool = False  # launch min(logical CTAs, SMs) CTAs; the logical grid goes in `grid` params
     cluster: int = 1  # CTAs per thread-block cluster (`__cluster_dims__`): the launch grid is a multiple of it
     splitk: int = 1  # units of work per logical CTA of a persistent split-K kernel (more CTAs fill the device)
+    cluster_axis: int = 0  # the logical-grid axis along which a cluster takes neighbouring tiles
 
 
 @dataclass(frozen=True)
@@ -373,4 +374,8 @@ def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
     source = "\n".join(text + body + ["}", ""])
     return EmittedKernel(kname, source, arch, threads, smem, tuple(params),
                          persistent=any(p.role == "grid" for p in params), cluster=cluster,
-                         splitk=attrs["nv.splitk"].value.data if isinstance(attrs.get("nv.splitk"), IntegerAttr) else 1)
+                         splitk=_int_attr(attrs, "nv.splitk", 1), cluster_axis=_int_attr(attrs, "nv.cluster_axis", 0))
+
+
+def _int_attr(attrs, name: str, default: int) -> int:
+    return attrs[name].value.data if isinstance(attrs.get(name), IntegerAttr) else default

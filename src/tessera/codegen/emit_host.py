@@ -381,7 +381,7 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
         from tessera.runtime.persistent import physical_grid
 
         sms = PERSISTENT_CTAS if kernel.cluster == 1 else PERSISTENT_CLUSTERS * kernel.cluster
-        grid = physical_grid(logical, sms, kernel.name, kernel.cluster, kernel.splitk)[0]
+        grid = physical_grid(logical, sms, kernel.name, kernel.cluster, kernel.splitk, kernel.cluster_axis)[0]
     if _library(host_source(kernel)).tsr_host_launch(argv, *grid):
         raise D.TesseraError(D.RUNTIME_LAUNCH_FAILED, f"{kernel.name} deadlocked on the host emulator: an mbarrier "
                                                       f"wait did not complete within {WAIT_LIMIT_S} s",

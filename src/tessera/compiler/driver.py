@@ -46,10 +46,12 @@ KEY_FORMAT = "tessera-compile-1"
 
 
 def default_pipeline(arch: str, stages: int = 1, schedule: str = "cooperative", cluster: int = 1,
-                     splitk: int = 1) -> str:
-    """The named pipeline with these options (cluster and splitk named only when not 1: older keys stay valid)."""
+                     splitk: int = 1, multicast: str = "b") -> str:
+    """The named pipeline with these options (cluster, splitk and multicast named only when not the default:
+    older keys stay valid)."""
     text = DEFAULT_PIPELINE.format(arch=arch, stages=stages, schedule=schedule)
-    extra = "".join(f" {name}={v}" for name, v in (("cluster", cluster), ("splitk", splitk)) if v != 1)
+    extra = "".join(f" {name}={v}" for name, v, default in (("cluster", cluster, 1), ("splitk", splitk, 1),
+                                                            ("multicast", multicast, "b")) if v != default)
     return text[:-1] + extra + "}"
 
 _memo: dict[tuple, CompiledKernel] = {}
@@ -93,7 +95,7 @@ def lower(traced: TracedKernel, pipeline: str, arch: str):
 
 
 def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str = "cooperative", cluster: int = 1,
-            splitk: int = 1, pipeline: str | None = None, options=None,
+            splitk: int = 1, multicast: str = "b", pipeline: str | None = None, options=None,
             cache: CompileCache | None = None) -> CompiledKernel:
     """Compile a TracedKernel to a CompiledKernel for `arch` (default: the device's, e.g. sm_90).
 
@@ -103,6 +105,8 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str =
         TMA multicast); ignored elsewhere.
     splitk: sm_90a wgmma kernels: K splits per tile (1 to 16), summed in one launch through a scratch buffer
         the runtime owns; ignored elsewhere.
+    multicast: with cluster=2, the operand the CTA pair shares: "b" (pairs of tile rows) or "a" (pairs of tile
+        columns, for few tile rows); ignored elsewhere.
     pipeline: replaces the default `tessera-lower-to-nv{arch=ARCH stages=N}`
         (for experiments; it must lower every tile op, for the same arch).
     options: NVRTC options (see tessera.codegen.nvrtc.OPTION_TYPES).
@@ -119,7 +123,7 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str =
     if arch is None:
         arch = device_arch()
     parse_arch(arch)  # CODEGEN_ARCH_UNSUPPORTED for a malformed string, before any pass runs
-    module, canonical = lower(traced, pipeline or default_pipeline(arch, stages, schedule, cluster, splitk), arch)
+    module, canonical = lower(traced, pipeline or default_pipeline(arch, stages, schedule, cluster, splitk, multicast), arch)
     emitted = emit_cuda(module, traced.name)
     if injected is not None and injected.source is not None:
         emitted = replace(emitted, source=injected.source(emitted.source))
@@ -135,7 +139,8 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str =
 
 
 def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None = None, stages: int = 1,
-                   schedule: str = "cooperative", cluster: int = 1, splitk: int = 1, options=None,
+                   schedule: str = "cooperative", cluster: int = 1, splitk: int = 1, multicast: str = "b",
+                   options=None,
                    cache: CompileCache | None = None) -> CompiledKernel:
     """`compile(kernel.trace(*specs, **meta), ...)`, memoised in-process on (kernel, specs, meta, arch, ...).
 
@@ -144,12 +149,12 @@ def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None
     """
     arch = arch or device_arch()
     opts = tuple(sorted(options.items())) if isinstance(options, dict) else options
-    key = (kernel, specs, tuple(sorted(meta.items())), arch, stages, schedule, cluster, splitk, opts)
+    key = (kernel, specs, tuple(sorted(meta.items())), arch, stages, schedule, cluster, splitk, multicast, opts)
     hooked = testing.active()
     hit = None if hooked else _memo.get(key)
     if hit is None:
         hit = compile(kernel.trace(*specs, **meta), arch, stages=stages, schedule=schedule, cluster=cluster,
-                      splitk=splitk, options=options, cache=cache)
+                      splitk=splitk, multicast=multicast, options=options, cache=cache)
         if not hooked:
             _memo[key] = hit
     return hit

@@ -8,7 +8,7 @@ portable mma.sync kernel (sm_90); `last_run()` names the arch and config
 either way, so the choice is never hidden.
 
 The config comes, in order, from a pin (`tessera.ops.autotune.pin("gemm_sm90a",
-{...})` or TESSERA_PIN_GEMM_SM90A=BM=128,BN=256,BK=64,stages=4,schedule=cooperative,cluster=2,splitk=1),
+{...})` or TESSERA_PIN_GEMM_SM90A=BM=128,BN=256,BK=64,stages=4,schedule=cooperative,cluster=2,splitk=1,multicast=b),
 from the autotune cache (`tune_gemm(M, N, K, dtype)` measures HOPPER_CANDIDATES
 on the device and keeps the winner per shape bucket on disk; with
 TESSERA_AUTOTUNE=1 a first call of a new bucket tunes itself), else from
@@ -30,19 +30,21 @@ from tessera.ops import autotune
 OP = "gemm_sm90a"
 SMS = 132  # H100/H200 SXM
 HOPPER_CANDIDATES = [
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 1},
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "schedule": "cooperative", "cluster": 1, "splitk": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "pingpong", "cluster": 1, "splitk": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 1, "splitk": 1},
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 1},
-    {"BM": 64, "BN": 128, "BK": 64, "stages": 6, "schedule": "cooperative", "cluster": 1, "splitk": 1},
-    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 2, "splitk": 1},
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2, "splitk": 1},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 2},
-    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 1, "splitk": 2},
-    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 2},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 1, "multicast": "b"},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 3, "schedule": "cooperative", "cluster": 1, "splitk": 1, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 1, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "pingpong", "cluster": 1, "splitk": 1, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 1, "splitk": 1, "multicast": "b"},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 1, "multicast": "b"},
+    {"BM": 64, "BN": 128, "BK": 64, "stages": 6, "schedule": "cooperative", "cluster": 1, "splitk": 1, "multicast": "b"},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 2, "splitk": 1, "multicast": "b"},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2, "splitk": 1, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 2, "multicast": "b"},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 1, "splitk": 2, "multicast": "b"},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 2, "multicast": "b"},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "a"},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2, "splitk": 1, "multicast": "a"},
 ]
 TMA_DTYPES = ("bf16", "f16")
 SPLITK_MIN_K = 4096  # below this a split's K-loop is too short to pay for the partials' round trip
@@ -57,6 +59,7 @@ class HopperConfig:
     schedule: str
     cluster: int = 1  # CTAs per thread-block cluster (2: the pair shares B through TMA multicast)
     splitk: int = 1  # K splits per tile, summed in the same launch (warp-specialize splitk=)
+    multicast: str = "b"  # with cluster=2, the operand the pair shares: b (pairs of tile rows) or a (columns)
     source: str = "default"  # default | pinned | cache | measured
 
     def meta(self) -> dict:
@@ -64,7 +67,7 @@ class HopperConfig:
 
     def as_dict(self) -> dict:
         return {"BM": self.BM, "BN": self.BN, "BK": self.BK, "stages": self.stages, "schedule": self.schedule,
-                "cluster": self.cluster, "splitk": self.splitk}
+                "cluster": self.cluster, "splitk": self.splitk, "multicast": self.multicast}
 
 
 def _tma_ok(v) -> bool:
@@ -161,7 +164,8 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, progress: bool | N
     def measure(cfg: dict) -> float:
         meta = {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"], "TRANS_B": True, "ACTIVATION": "none"}
         ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg["stages"], schedule=cfg["schedule"],
-                            cluster=cfg.get("cluster", 1), splitk=cfg.get("splitk", 1))
+                            cluster=cfg.get("cluster", 1), splitk=cfg.get("splitk", 1),
+                            multicast=cfg.get("multicast", "b"))
         grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
         stream = torch.cuda.current_stream()
         for _ in range(2):

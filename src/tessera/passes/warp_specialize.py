@@ -1,4 +1,4 @@
-"""warp-specialize{arch stages group_m schedule cluster store splitk}: a wgmma K-loop kernel -> a persistent,
+"""warp-specialize{arch stages group_m schedule cluster multicast store splitk}: a wgmma K-loop kernel -> a persistent,
 warp-specialised sm_90a nv kernel.
 
 Input: what tile-to-fragments{arch=sm_90a} makes of a GEMM-shaped tile
@@ -34,6 +34,8 @@ Output (nv IR, one thread's view; see `tessera.ir.nv_hopper_ops`):
 * cluster=2: CTA pairs (`__cluster_dims__`) walk pairs of tile rows; each
   CTA loads half of the B box and multicasts it, consumers release a slot
   on both CTAs' `empty` barriers, and cluster syncs bracket the kernel;
+  with multicast=a the pairs are tile columns and they share A instead
+  (few tile rows: M small);
 * splitk=S: the persistent loop walks S units per tile, unit (tile, s)
   running K steps [s * per, (s + 1) * per) of the tile's ceil(steps / S) =
   per; before the epilogue `nv.splitk_fixup` meets the tile's splits in the
@@ -72,8 +74,9 @@ MAX_STAGES = 8
 SCHEDULES = ("cooperative", "pingpong")
 CLUSTERS = (1, 2)
 STORES = ("tma", "registers")
+MULTICASTS = ("b", "a")  # the operand a 2-CTA cluster shares: b (pairs of tile rows) or a (pairs of tile columns)
 MAX_SPLITK = H.SplitkFixupOp.MAX_SPLITS
-_REAL_TILE = object()  # setup()'s mapping key for "this tile row exists" (a cluster's spare CTA has none)
+_REAL_TILE = object()  # setup()'s mapping key for "this tile exists" (a cluster's spare CTA has none)
 _K_RANGE = object()  # setup()'s mapping key (splitk > 1): (first K, end K) of this unit's split
 _SPLIT = object()  # ... and the unit's split index
 _TILE = object()  # ... and the tile's linear index (its scratch record)
@@ -84,8 +87,10 @@ class Builder:
     """Builds the new kernel body from a matched K-loop (see the module docstring)."""
 
     def __init__(self, kl: KLoop, stages: int, group_m: int, schedule: str = "cooperative", cluster: int = 1,
-                 store: str = "tma", splitk: int = 1):
+                 store: str = "tma", splitk: int = 1, multicast: str = "b"):
         self.kl, self.group_m, self.cluster, self.splitk = kl, group_m, cluster, splitk
+        self.pair_axis = MULTICASTS.index(multicast)  # the grid axis whose neighbouring tiles a cluster takes
+        self.shared = kl.b if multicast == "b" else kl.a
         self.pingpong = schedule == "pingpong"
         if self.pingpong and (kl.consumers != 2 or kl.bn > 128):
             raise refuse(kl.mma, f"schedule=pingpong with a {kl.bm}x{kl.bn} tile: each consumer warpgroup keeps a "
@@ -148,9 +153,10 @@ class Builder:
         ops += grid
         sizes = [g.result for g in grid]
         self.rank, self.raster_sizes = None, sizes
-        if self.cluster > 1:  # a cluster walks pairs of tile rows: rank r takes row 2p + r of pair p
-            rows = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, sizes[0], self.cluster - 1), self.cluster)
-            self.raster_sizes = [rows, *sizes[1:]]
+        if self.cluster > 1:  # a cluster walks pairs of tile rows (or columns): rank r takes row 2p + r of pair p
+            ax = self.pair_axis
+            pairs = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, sizes[ax], self.cluster - 1), self.cluster)
+            self.raster_sizes = [pairs if a == ax else g for a, g in enumerate(sizes)]
         total = self.raster_sizes[0]
         for g in [*self.raster_sizes[1:], self.splitk]:
             total = binop(ops, arith.MuliOp, total, g) if g != 1 else total
@@ -201,9 +207,10 @@ class Builder:
             t = binop(ops, arith.DivSIOp, t, self.splitk)
         pids = self.raster(ops, t, self.raster_sizes)
         mapping: dict = {}
-        if self.rank is not None:  # a row past the grid (odd row count) loads zeros and stores nothing
-            pids[0] = binop(ops, arith.AddiOp, binop(ops, arith.MuliOp, pids[0], self.cluster), self.rank)
-            real = arith.CmpiOp(pids[0], sizes[0], "slt")
+        if self.rank is not None:  # a row (column) past the grid, of an odd count, loads and stores nothing
+            ax = self.pair_axis
+            pids[ax] = binop(ops, arith.AddiOp, binop(ops, arith.MuliOp, pids[ax], self.cluster), self.rank)
+            real = arith.CmpiOp(pids[ax], sizes[ax], "slt")
             ops.append(real)
             mapping[_REAL_TILE] = real.result
         for op in self.kl.prologue:
@@ -298,7 +305,7 @@ class Builder:
             inner.append(H.MbarrierExpectTxOp(stage, lay.full, lay.a_stage + lay.b_stage))
             for opnd, base, stage_bytes in ((kl.a, lay.a_base, lay.a_stage), (kl.b, lay.b_base, lay.b_stage)):
                 row, col = (body_map.get(v, v) for v in opnd.view.offsets)
-                shared = opnd is kl.b and self.cluster > 1
+                shared = opnd is self.shared and self.cluster > 1
                 for j in range(kl.bk // lay.box_cols):
                     c = col if j == 0 else binop(inner, arith.AddiOp, col, j * lay.box_cols)
                     dst = base + j * opnd.rows * lay.swizzle
@@ -351,8 +358,9 @@ class Builder:
         return new_loop.results[0]
 
     def multicast_half(self, ops: list, opnd, row, col, stage, dst: int, stage_bytes: int) -> None:
-        """B's box for this K step, split between the cluster's two CTAs: rank r loads rows [r*BN/2, (r+1)*BN/2)
-        of it and multicasts them to both, so each CTA reads half of B from L2 and receives all of it."""
+        """The shared operand's box for this K step (B, or A with multicast=a), split between the cluster's two
+        CTAs: rank r loads rows [r*R/2, (r+1)*R/2) of it and multicasts them to both, so each CTA reads half of
+        it from L2 and receives all of it."""
         half = opnd.rows // 2
         is_first = arith.CmpiOp(self.rank, index_const(ops, 0), "eq")
         branches = []
@@ -377,9 +385,10 @@ class Builder:
 
 
 def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int,
-                 schedule: str = "cooperative", cluster: int = 1, store: str = "tma", splitk: int = 1) -> None:
+                 schedule: str = "cooperative", cluster: int = 1, store: str = "tma", splitk: int = 1,
+                 multicast: str = "b") -> None:
     kl = match(kernel, mma)
-    builder = Builder(kl, stages, group_m, schedule, cluster, store, splitk)
+    builder = Builder(kl, stages, group_m, schedule, cluster, store, splitk, multicast)
     new_ops = builder.body()
     block = kernel.body.block
     ret = block.last_op
@@ -392,6 +401,8 @@ def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: 
     kernel.attributes["nv.arch"] = StringAttr("sm_90a")
     if cluster > 1:
         kernel.attributes["nv.cluster"] = IntegerAttr(cluster, i64)
+        if builder.pair_axis:  # the runtime counts the cluster's tiles along this logical-grid axis
+            kernel.attributes["nv.cluster_axis"] = IntegerAttr(builder.pair_axis, i64)
     if splitk > 1:  # the runtime launches enough persistent CTAs for tiles x splits units
         kernel.attributes["nv.splitk"] = IntegerAttr(splitk, i64)
 
@@ -411,6 +422,8 @@ class WarpSpecialize(ModulePass):
         cluster: CTAs per thread-block cluster, 1 or 2. With 2, the CTAs of a cluster take two tiles of one
             column (rows 2p and 2p+1) and each loads half of the shared B tile, multicast to both: a third
             less L2 -> shared-memory traffic at 128x256 tiles.
+        multicast: with cluster=2, the operand the pair shares: b (tile rows 2p and 2p+1 of one column, B
+            multicast) or a (tile columns 2q and 2q+1 of one row, A multicast: for few tile rows, M small).
         store: how the epilogue writes the output tile: tma (staged in shared memory, 64 x 64 boxes, bulk
             tensor stores that clip at the edges; used when the output is bf16/f16, BN a multiple of 64 and
             the 16 KiB per consumer warpgroup fit) or registers (4-byte stores straight from the accumulator).
@@ -427,6 +440,7 @@ class WarpSpecialize(ModulePass):
     group_m: int = 8
     schedule: str = "cooperative"
     cluster: int = 1
+    multicast: str = "b"
     store: str = "tma"
     splitk: int = 1
 
@@ -441,6 +455,9 @@ class WarpSpecialize(ModulePass):
         if self.cluster not in CLUSTERS or isinstance(self.cluster, bool):
             raise ValueError(f"warp-specialize: cluster={self.cluster} is not one of "
                              f"{', '.join(map(str, CLUSTERS))} (CTAs per thread-block cluster)")
+        if self.multicast not in MULTICASTS:
+            raise ValueError(f"warp-specialize: multicast={self.multicast} is not one of {', '.join(MULTICASTS)} "
+                             "(the operand a 2-CTA cluster shares)")
         if self.store not in STORES:
             raise ValueError(f"warp-specialize: store={self.store} is not one of {', '.join(STORES)}")
 
@@ -458,7 +475,7 @@ class WarpSpecialize(ModulePass):
                 raise refuse(mmas[1], f"{len(mmas)} wgmma mmas in @{kernel.sym_name.data}: this lowering takes one")
             try:
                 lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule, self.cluster, self.store,
-                             self.splitk)
+                             self.splitk, self.multicast)
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location

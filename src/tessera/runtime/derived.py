@@ -28,9 +28,9 @@ class DerivedParams:
     """
 
     def __init__(self, params, signature, persistent: bool, kernel: str, sm_count, cluster: int = 1,
-                 splitk: int = 1):
+                 splitk: int = 1, cluster_axis: int = 0):
         self.kernel, self.persistent, self._sm_count, self.cluster = kernel, persistent, sm_count, cluster
-        self.splitk = splitk
+        self.splitk, self.cluster_axis = splitk, cluster_axis
         self.count = len(params)
         self.tmaps = tma.slots_of(signature)
         self.grid_params = tuple((i, p.dim) for i, p in enumerate(params) if p.role == "grid")
@@ -49,7 +49,8 @@ class DerivedParams:
         except (KeyError, TypeError):  # TypeError: a list grid, valid but not memoisable
             pass
         if self.persistent:
-            found = physical_grid(grid, self._sm_count(device), self.kernel, self.cluster, self.splitk)
+            found = physical_grid(grid, self._sm_count(device), self.kernel, self.cluster, self.splitk,
+                                  self.cluster_axis)
         else:
             dims = logical_grid(grid, self.kernel)
             found = (dims, dims)
