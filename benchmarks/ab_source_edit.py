@@ -1,11 +1,13 @@
 """A/B one edit of the emitted CUDA on the GPU: the kernel as compiled (A) against the same kernel with an edit
 applied to its source (B), side by side, checked against each other, timed alternately with an L2 flush.
 
-    python3 benchmarks/ab_source_edit.py --drop-lines tsr_tma_prefetch [--shapes 2048x2048x2048,...]
+    python3 benchmarks/ab_source_edit.py --drop-lines "tsr_tma_store_2d(" [--runs 50]
 
 The edit drops every source line containing the given text (through `tessera.compiler.testing.inject_faults`,
 the fault-injection hook, so the compiler itself is unchanged). It answers "what does this emitted feature buy"
-without a switch in the product. Prints one line per shape and writes JSON to $OUT/ab_source_edit.json.
+without a switch in the product (B may compute something else: dropping the output stores times the kernel
+without its writes; `bitwise_equal` says whether A and B agreed). The shapes and configs are DEFAULT's (what
+v10 of bench_hopper_gemm chose). Prints one line per shape and writes JSON to $OUT/ab_source_edit.json.
 """
 
 from __future__ import annotations
