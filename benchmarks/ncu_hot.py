@@ -3,7 +3,7 @@
 import csv
 import sys
 
-rows = list(csv.reader(l for l in sys.stdin if l.startswith('"')))
+rows = [r for r in csv.reader(l for l in sys.stdin if l.startswith('"')) if r and r[0] != "Kernel Name"]
 head, body = rows[0], rows[1:]
 print(head)
 def col(name):
