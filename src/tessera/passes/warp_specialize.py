@@ -68,6 +68,7 @@ from tessera.passes.arch import parse_arch
 from tessera.passes.pipeline import register_pass
 from tessera.passes.wgmma_epilogue import Epilogue
 from tessera.passes.ws_layout import plan_layout
+from tessera.passes.ws_units import K_RANGE, REAL_TILE, SPLIT, TILE, Units
 from tessera.passes.wgmma_kloop import WG_ROWS, KLoop, binop, index_const, is_scalar, match, refuse
 
 MAX_STAGES = 8
@@ -76,10 +77,6 @@ CLUSTERS = (1, 2)
 STORES = ("tma", "registers")
 MULTICASTS = ("b", "a")  # the operand a 2-CTA cluster shares: b (pairs of tile rows) or a (pairs of tile columns)
 MAX_SPLITK = H.SplitkFixupOp.MAX_SPLITS
-_REAL_TILE = object()  # setup()'s mapping key for "this tile exists" (a cluster's spare CTA has none)
-_K_RANGE = object()  # setup()'s mapping key (splitk > 1): (first K, end K) of this unit's split
-_SPLIT = object()  # ... and the unit's split index
-_TILE = object()  # ... and the tile's linear index (its scratch record)
 PRODUCER_REGS, CONSUMER_REGS = 40, 232  # 128*40 + 256*232 <= 64K registers (two consumer warpgroups)
 
 
@@ -99,6 +96,7 @@ class Builder:
         self.lay = plan_layout(kl, stages, self.pingpong, store, splitk)
         self.grid_axes = 1 + max([op.axis.data for op in kl.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
+        self.units = Units(kl, group_m, cluster, splitk, self.pair_axis)
 
     # -- the kernel body --------------------------------------------------------------
     def body(self) -> list[Operation]:
@@ -151,22 +149,15 @@ class Builder:
         ops: list[Operation] = []
         grid = [H.LogicalGridOp(a) for a in range(self.grid_axes)]
         ops += grid
-        sizes = [g.result for g in grid]
-        self.rank, self.raster_sizes = None, sizes
-        if self.cluster > 1:  # a cluster walks pairs of tile rows (or columns): rank r takes row 2p + r of pair p
-            ax = self.pair_axis
-            pairs = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, sizes[ax], self.cluster - 1), self.cluster)
-            self.raster_sizes = [pairs if a == ax else g for a, g in enumerate(sizes)]
-        total = self.raster_sizes[0]
-        for g in [*self.raster_sizes[1:], self.splitk]:
-            total = binop(ops, arith.MuliOp, total, g) if g != 1 else total
+        units = self.units
+        total = units.count(ops, [g.result for g in grid])
         bid, ncta = nv.BlockIdOp(0), nv.GridDimOp(0)
         ops += [bid, ncta]
         bid, ncta = bid.result, ncta.result
         if self.cluster > 1:
             rank = H.ClusterRankOp()
             ops.append(rank)
-            self.rank = rank.result
+            units.rank = rank.result
             bid = binop(ops, arith.DivSIOp, bid, self.cluster)
             ncta = binop(ops, arith.DivSIOp, ncta, self.cluster)
         start, step, it0 = bid, ncta, index_const(ops, 0)
@@ -174,12 +165,12 @@ class Builder:
         if alternate:
             start = binop(ops, arith.AddiOp, bid, binop(ops, arith.MuliOp, consumer, ncta))
             step = binop(ops, arith.MuliOp, ncta, 2)
-            first = self.trip(ops, self.setup(ops, bid, sizes))  # consumer 1 starts after tile 0's steps
+            first = units.trip(ops, units.setup(ops, bid))  # consumer 1 starts after tile 0's steps
             it0 = binop(ops, arith.MuliOp, consumer, first)
         block = Block(arg_types=[IndexType(), IndexType()])
         t, it = block.args
         inner: list[Operation] = []
-        mapping = self.setup(inner, t, sizes)
+        mapping = units.setup(inner, t)
         turn = None
         if alternate:  # this consumer's n-th tile (n = (t - bid - c*ncta) / (2*ncta)) waits for turn phase n + 1 - c
             mine = binop(inner, arith.DivSIOp, binop(inner, arith.SubiOp, t, start), step)
@@ -188,7 +179,7 @@ class Builder:
         it_out = self.k_loop(inner, role, it, mapping, consumer, turn)
         if alternate:
             other = binop(inner, arith.AddiOp, t, ncta)
-            steps = self.trip(inner, self.setup(inner, other, sizes))
+            steps = units.trip(inner, units.setup(inner, other))
             real = arith.CmpiOp(other, total, "slt")
             skip = arith.SelectOp(real, steps, index_const(inner, 0))
             inner += [real, skip]
@@ -197,76 +188,6 @@ class Builder:
         block.add_ops(inner)
         ops.append(scf.ForOp(start, total, step, [it0], block))
         return ops
-
-    def setup(self, ops: list, t: SSAValue, sizes: list[SSAValue]) -> dict[SSAValue, SSAValue]:
-        """Program ids of unit `t` and the kernel's index math before the K-loop, cloned: old value -> new.
-        With splitk > 1, unit t is split t % splitk of tile t / splitk (see `split_range`)."""
-        split = None
-        if self.splitk > 1:
-            split = binop(ops, arith.RemSIOp, t, self.splitk)
-            t = binop(ops, arith.DivSIOp, t, self.splitk)
-        pids = self.raster(ops, t, self.raster_sizes)
-        mapping: dict = {}
-        if self.rank is not None:  # a row (column) past the grid, of an odd count, loads and stores nothing
-            ax = self.pair_axis
-            pids[ax] = binop(ops, arith.AddiOp, binop(ops, arith.MuliOp, pids[ax], self.cluster), self.rank)
-            real = arith.CmpiOp(pids[ax], sizes[ax], "slt")
-            ops.append(real)
-            mapping[_REAL_TILE] = real.result
-        for op in self.kl.prologue:
-            if isinstance(op, T.ProgramIdOp):
-                mapping[op.result] = pids[op.axis.data]
-            elif isinstance(op, T.NumProgramsOp):
-                mapping[op.result] = sizes[op.axis.data]
-            elif is_scalar(op):
-                ops.append(op.clone(value_mapper=mapping))
-        if split is not None:
-            self.split_range(ops, mapping, split, pids, sizes)
-        return mapping
-
-    def split_range(self, ops: list, mapping: dict, split: SSAValue, pids: list, sizes: list) -> None:
-        """K range of `split` (ceil(steps / splitk) steps each; late splits may get none) and the tile's linear
-        index pid0 + g0 * (pid1 + g1 * ...), into `mapping`."""
-        loop = self.kl.loop
-        lb, ub, st = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
-        per = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, self.trip(ops, mapping), self.splitk - 1),
-                    self.splitk)
-        span = binop(ops, arith.MuliOp, per, st)
-        lo = binop(ops, arith.AddiOp, lb, binop(ops, arith.MuliOp, split, span))
-        hi = binop(ops, arith.MinSIOp, ub, binop(ops, arith.AddiOp, lo, span))
-        tile = pids[-1]
-        for axis in range(len(pids) - 2, -1, -1):
-            tile = binop(ops, arith.AddiOp, pids[axis], binop(ops, arith.MuliOp, sizes[axis], tile))
-        mapping[_K_RANGE], mapping[_SPLIT], mapping[_TILE] = (lo, hi), split, tile
-
-    def trip(self, ops: list, mapping: dict) -> SSAValue:
-        """The K-loop's trip count for a tile's cloned index math: max(0, ceil((ub - lb) / step))."""
-        loop = self.kl.loop
-        lb, ub, st = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
-        lb, ub = mapping.get(_K_RANGE, (lb, ub))
-        span = binop(ops, arith.AddiOp, binop(ops, arith.SubiOp, ub, lb), binop(ops, arith.SubiOp, st, 1))
-        return binop(ops, arith.MaxSIOp, binop(ops, arith.DivSIOp, span, st), 0)
-
-    def raster(self, ops: list, t: SSAValue, grid: list[SSAValue]) -> list[SSAValue]:
-        """Program ids of linear tile `t`: axes beyond 1 outermost, then groups of `group_m` rows of tiles."""
-        pids: list[SSAValue] = [t] * len(grid)
-        rest = t
-        if len(grid) > 2:
-            plane = binop(ops, arith.MuliOp, grid[0], grid[1])
-            outer = binop(ops, arith.DivSIOp, t, plane)
-            rest = binop(ops, arith.RemSIOp, t, plane)
-            for axis in range(2, len(grid)):
-                pids[axis] = binop(ops, arith.RemSIOp, outer, grid[axis])
-                outer = binop(ops, arith.DivSIOp, outer, grid[axis])
-        width = binop(ops, arith.MuliOp, grid[1], self.group_m)
-        group = binop(ops, arith.DivSIOp, rest, width)
-        first = binop(ops, arith.MuliOp, group, self.group_m)
-        left = binop(ops, arith.SubiOp, grid[0], first)
-        size = binop(ops, arith.MinSIOp, left, self.group_m)
-        within = binop(ops, arith.RemSIOp, rest, width)
-        pids[0] = binop(ops, arith.AddiOp, first, binop(ops, arith.RemSIOp, within, size))
-        pids[1] = binop(ops, arith.DivSIOp, within, size)
-        return pids
 
     def k_loop(self, ops: list, role: str, it: SSAValue, mapping: dict, consumer: SSAValue | None,
                turn: SSAValue | None = None) -> SSAValue:
@@ -331,7 +252,7 @@ class Builder:
         inner.append(scf.YieldOp(*results))
         block.add_ops(inner)
         lb, ub, st = (body_map.get(v, v) for v in (loop.lb, loop.ub, loop.step))
-        lb, ub = mapping.get(_K_RANGE, (lb, ub))
+        lb, ub = mapping.get(K_RANGE, (lb, ub))
         new_loop = scf.ForOp(lb, ub, st, carried, block)
         ops.append(new_loop)
         if role == "consumer":
@@ -347,13 +268,13 @@ class Builder:
                 if self.splitk == 1:
                     Epilogue(kl, r, mapping, tma).lower(epilogue, d.result)
                     continue
-                fix = H.SplitkFixupOp(d.result, mapping[_TILE], mapping[_SPLIT], r, consumer, n=kl.bn,
+                fix = H.SplitkFixupOp(d.result, mapping[TILE], mapping[SPLIT], r, consumer, n=kl.bn,
                                       splits=self.splitk, blocks=kl.bm // WG_ROWS, flag=self.lay.word)
                 last: list[Operation] = []
                 Epilogue(kl, r, mapping, tma).lower(last, fix.result)
                 epilogue += [fix, scf.IfOp(fix.last, [], [*last, scf.YieldOp()])]
-            if _REAL_TILE in mapping:  # the spare CTA of a cluster stores nothing: its rows may be another's
-                epilogue = [scf.IfOp(mapping[_REAL_TILE], [], [*epilogue, scf.YieldOp()])]
+            if REAL_TILE in mapping:  # the spare CTA of a cluster stores nothing: its rows may be another's
+                epilogue = [scf.IfOp(mapping[REAL_TILE], [], [*epilogue, scf.YieldOp()])]
             ops += epilogue
         return new_loop.results[0]
 
@@ -362,7 +283,7 @@ class Builder:
         CTAs: rank r loads rows [r*R/2, (r+1)*R/2) of it and multicasts them to both, so each CTA reads half of
         it from L2 and receives all of it."""
         half = opnd.rows // 2
-        is_first = arith.CmpiOp(self.rank, index_const(ops, 0), "eq")
+        is_first = arith.CmpiOp(self.units.rank, index_const(ops, 0), "eq")
         branches = []
         for r in range(2):
             body: list[Operation] = []
