@@ -12,7 +12,7 @@ stores on the accumulator's tile.
 
 Output (nv IR, one thread's view; see `tessera.ir.nv_hopper_ops`):
 
-* shared memory (`ws_layout`): `stages` slots of A (BM x BK) and B (BN x BK)
+* shared memory (`ws_layout`; the unit raster is `ws_units`): `stages` slots of A (BM x BK) and B (BN x BK)
   in the canonical K-major swizzled layout, the TMA store staging
   (store=tma), then the mbarrier arrays: `full` (TMA bytes landed) and
   `empty` (consumers done with the slot);
