@@ -47,9 +47,24 @@ def parse_number(parser: Parser) -> float:
     return -v if negative else v
 
 
+def parse_operand(parser: Parser) -> SSAValue:
+    """One operand that is already defined above (these formats take no forward references): the value itself,
+    whose type the written types after `:` restate and the verifiers check. xDSL's untyped `parse_operand()`
+    did this and is deprecated; typed resolution would turn a wrong written type into a parse error instead of
+    the op's coded verifier error."""
+    unresolved = parser.parse_unresolved_operand()
+    defined = parser.ssa_values.get(unresolved.operand_name)
+    if defined is None:
+        parser.raise_error("SSA value used before assignment", unresolved.span)
+    if unresolved.index >= len(defined):
+        parser.raise_error(f"SSA value tuple index out of bounds: the tuple has {len(defined)} values",
+                           unresolved.span)
+    return defined[unresolved.index]
+
+
 def parse_index_list(parser: Parser) -> list[SSAValue]:
     """`[%a, %b]` of index operands."""
-    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_operand)
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parse_operand(parser))
 
 
 def print_index_list(printer: Printer, values: Sequence[SSAValue]) -> None:
@@ -71,13 +86,13 @@ def print_int_list(printer: Printer, values: ArrayAttr[IntAttr]) -> None:
 
 def parse_operands(parser: Parser, n: int | None = None) -> list[SSAValue]:
     """`%a, %b, ...`: exactly `n` operands, or one or more when `n` is None."""
-    values = [parser.parse_operand()]
+    values = [parse_operand(parser)]
     if n is None:
         while parser.parse_optional_punctuation(",") is not None:
-            values.append(parser.parse_operand())
+            values.append(parse_operand(parser))
     for _ in range(1, n or 1):
         parser.parse_punctuation(",")
-        values.append(parser.parse_operand())
+        values.append(parse_operand(parser))
     return values
 
 
@@ -198,7 +213,7 @@ class AccessSyntax(IRDLOperation):
         if cls.STORES:
             args["value"], args["dest"] = parse_operands(parser, 2)
         else:
-            args["source"] = parser.parse_operand()
+            args["source"] = parse_operand(parser)
         if cls.HAS_OFFSETS:
             args["offsets"] = parse_index_list(parser)
         if cls.HAS_PAD:

@@ -39,6 +39,7 @@ from tessera.ir.syntax import (
     AccessSyntax,
     format_number,
     parse_arrow_type,
+    parse_operand,
     parse_number,
     parse_operands_then_type,
     parse_operands_then_types,
@@ -378,7 +379,7 @@ class _UnaryShapeOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser):
         props = cls._parse_keyword(parser)
-        src = parser.parse_operand()
+        src = parse_operand(parser)
         res = parse_arrow_type(parser)
         return cls(src, res, props) if props else cls(src, res)
 
@@ -521,7 +522,7 @@ class SplatOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        s = parser.parse_operand()
+        s = parse_operand(parser)
         return cls(s, parse_arrow_type(parser))  # type: ignore[arg-type]
 
     def print(self, printer: Printer) -> None:
