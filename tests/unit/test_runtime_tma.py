@@ -312,6 +312,20 @@ def test_split_k_scratch_is_kept_zeroed_grown_and_dropped_after_a_failure():
     assert bytes((ctypes.c_ubyte * 150).from_address(c)) == bytes(150)
 
 
+def test_each_stream_has_its_own_split_k_scratch():
+    """Launches on different streams may overlap: sharing counters would mix their splits. One stream's
+    launches are ordered and share a buffer."""
+    from types import SimpleNamespace
+
+    from tessera.runtime.scratch import Scratch, stream_key
+    s = Scratch("k")
+    torch_like, cupy_like = SimpleNamespace(cuda_stream=0x1234), SimpleNamespace(ptr=0x5678)
+    core_like = SimpleNamespace(__cuda_stream__=lambda: (0, 0x9abc))
+    assert [stream_key(x) for x in (None, 7, torch_like, cupy_like, core_like)] == [0, 7, 0x1234, 0x5678, 0x9abc]
+    a, b = (s.address(0, 64, host=True, stream=k) for k in (stream_key(torch_like), stream_key(cupy_like)))
+    assert a != b and s.address(0, 64, host=True, stream=0x1234) == a
+
+
 def test_a_split_k_kernel_gets_a_cta_per_unit_of_work_up_to_one_wave():
     """8 x 8 tiles split in 2 are 128 units: 128 CTAs, not 64 (each would run both splits of its tile in turn)."""
     assert physical_grid((8, 8), 132, splitk=2) == ((128, 1, 1), (8, 8, 1))

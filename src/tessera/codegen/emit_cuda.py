@@ -360,7 +360,7 @@ def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
             f"// Launch: block = ({threads}, 1, 1), dynamic shared memory = {smem} bytes.", ""]
     sig = ",\n".join(f"    {p.ctype} {p.name}" for p in params)
     prelude = [C.PRELUDE[s] + "\n" for s in C.used_snippets(sig + "\n" + "\n".join(body))]
-    cluster = attrs["nv.cluster"].value.data if isinstance(attrs.get("nv.cluster"), IntegerAttr) else 1
+    cluster = _int_attr(attrs, "nv.cluster", 1)
     dims = f"__cluster_dims__({cluster}, 1, 1) " if cluster > 1 else ""
     text = head + prelude + [f'extern "C" __global__ void {dims}__launch_bounds__({threads}, 1) {kname}(\n{sig}) {{']
     hopper = any(p.role == "tmap" for p in params) or "tsr_sbase" in "\n".join(body)

@@ -172,7 +172,7 @@ class CompiledKernel:
         if loaded is None:
             loaded = self.loaded(device)
         if self._derived.active:
-            grid, values = self._derived.complete(grid, values, device, owned, testing.backend() is not None)
+            grid, values = self._derived.complete(grid, values, device, owned, testing.backend() is not None, stream)
         if not self._derived.scratch_params:
             return loaded.launch(grid, self.block, self.smem_bytes, values, stream, sync=sync)
         try:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from tessera.runtime import tma
 from tessera.runtime.persistent import logical_grid, physical_grid
-from tessera.runtime.scratch import Scratch
+from tessera.runtime.scratch import Scratch, stream_key
 
 
 class DerivedParams:
@@ -60,14 +60,14 @@ class DerivedParams:
             pass
         return found
 
-    def complete(self, grid, values, device: int = 0, in_place: bool = False, host: bool = False):
+    def complete(self, grid, values, device: int = 0, in_place: bool = False, host: bool = False, stream=None):
         """(launch grid, the full parameter list) from the logical `grid` and the caller's `values`.
 
         `values` is the full list (tensor-map and grid slots None, or already set for maps) or the
         list of the other parameters only; a full list is copied unless `in_place`. Maps of arrays
         given by device address are encoded here; those of numpy arrays (still arrays here) are left
         None for the launcher, which encodes them once it has copied the array in. `host`: the launch runs
-        on the host emulator (scratch is host memory).
+        on the host emulator (scratch is host memory); `stream` picks the scratch buffer (one per stream).
         """
         if len(values) == len(self.given) != self.count:
             full = [None] * self.count
@@ -88,7 +88,8 @@ class DerivedParams:
             for at, dim in self.grid_params:
                 full[at] = logical[dim]
             for at, per_tile in self.scratch_params:
-                full[at] = self.scratch.address(device, per_tile * logical[0] * logical[1] * logical[2], host)
+                full[at] = self.scratch.address(device, per_tile * logical[0] * logical[1] * logical[2], host,
+                                                stream_key(stream))
             if self.persistent:
                 grid = physical
         return grid, full

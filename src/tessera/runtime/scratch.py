@@ -2,14 +2,14 @@
 
 A kernel with `nv.splitk_fixup` ops has a `scratch` parameter (emit_cuda's
 KernelParam, `dim` = bytes per logical tile). The caller never sees it: the
-launch fills in the address of a buffer kept per (kernel, device, backend),
-sized for the logical grid. The buffer starts zeroed (the counters) and each
+launch fills in the address of a buffer kept per (kernel, device, stream,
+backend), sized for the logical grid. The buffer starts zeroed (the counters) and each
 complete launch leaves the counters at zero again (the last split resets its
 tile's), so one buffer serves every launch; it grows, zeroed, when a larger
 grid needs more, and a failed launch drops it (counters may be left raised).
 
-Launches of one kernel on concurrent streams share its buffer and must be
-ordered with each other (as with one cuBLAS workspace per handle).
+Launches on one stream are ordered, so they can share a buffer; launches on
+different streams may overlap, so each stream has its own (`stream_key`).
 """
 
 from __future__ import annotations
@@ -20,16 +20,36 @@ from tessera.ir.diagnostics import RUNTIME_LAUNCH_FAILED
 from tessera.runtime.errors import RuntimeLaunchError
 
 
+def stream_key(stream) -> int:
+    """The raw handle of a launch's stream (None: the default stream, 0), without the driver: an int, a
+    `__cuda_stream__` object (cuda.core), torch's `.cuda_stream`, cupy's `.ptr`, or a CUstream."""
+    if stream is None:
+        return 0
+    if type(stream) is int:
+        return stream
+    proto = getattr(stream, "__cuda_stream__", None)
+    if proto is not None:
+        return int((proto() if callable(proto) else proto)[1])
+    for attr in ("cuda_stream", "ptr"):
+        handle = getattr(stream, attr, None)
+        if isinstance(handle, int):
+            return handle
+    try:
+        return int(stream)
+    except (TypeError, ValueError):
+        return 0  # not a stream: the launch itself refuses it (RUNTIME_ARG_INVALID)
+
+
 class Scratch:
-    """Per (device, host-emulated?) one zeroed buffer of at least the bytes asked for; `address` returns it."""
+    """Per (device, stream, host-emulated?) one zeroed buffer of at least the bytes asked for (`address`)."""
 
     def __init__(self, kernel: str):
         self.kernel = kernel
         self._buffers: dict[tuple, tuple[int, object]] = {}  # key -> (bytes, numpy array or device pointer)
         self._retired: list = []  # device buffers outgrown: a queued launch may still use them, so they are kept
 
-    def address(self, device: int, nbytes: int, host: bool) -> int:
-        key = (device, host)
+    def address(self, device: int, nbytes: int, host: bool, stream: int = 0) -> int:
+        key = (device, host, stream)
         have = self._buffers.get(key)
         if have is not None and have[0] >= nbytes:
             return have[1].ctypes.data if host else int(have[1])
@@ -45,7 +65,7 @@ class Scratch:
 
     def drop(self) -> None:
         """Forget every buffer (after a failed launch); device buffers are kept alive, not freed."""
-        self._retired += [buf for (_, host), (_, buf) in self._buffers.items() if not host]
+        self._retired += [buf for (_, host, _), (_, buf) in self._buffers.items() if not host]
         self._buffers.clear()
 
     def _device_zeros(self, device: int, nbytes: int):
