@@ -197,3 +197,27 @@ func.func @two(%t: index) attributes {nv.num_threads = 384 : i64, nv.arch = "sm_
     with pytest.raises(D.TesseraError) as err:
         emit_cuda(parse_module(text))
     assert err.value.code == D.EMIT_UNSUPPORTED and "disagree on the scratch record" in str(err.value)
+
+
+def test_split_k_scratch_survives_a_refused_argument_and_is_replaced_after_a_failed_launch(monkeypatch):
+    """A refused argument (RUNTIME_ARG_INVALID) never reached the device: the scratch and its zeroed counters
+    stay. Any other launch failure may leave counters raised: the buffers are dropped for fresh ones."""
+    from tessera.compiler import testing
+    from tessera.ir import diagnostics as D
+    from tessera.runtime.errors import RuntimeLaunchError
+
+    ck = compile(trace(BIAS_SPECS, dict(BM=128, BN=128, BK=64, ACTIVATION="gelu")), "sm_90a", stages=3, splitk=2,
+                 cache=CompileCache(disk=False))
+    dropped: list = []
+    monkeypatch.setattr(ck._derived.scratch, "drop", lambda: dropped.append(1))
+    with testing.emulate_on_host("sm_90"):
+        with pytest.raises(RuntimeLaunchError) as err:
+            ck.launch_values((1, 1), [None, None, None])  # the binder refuses the count
+        assert err.value.code == D.RUNTIME_ARG_INVALID and dropped == []
+
+        def fault(*args, **kwargs):
+            raise RuntimeError("the launch failed on the device")
+        monkeypatch.setattr(ck.loaded(0), "launch", fault)
+        with pytest.raises(RuntimeError, match="failed on the device"):
+            ck.launch_values((1, 1), [None, None, None])
+        assert dropped == [1]

@@ -177,8 +177,11 @@ class CompiledKernel:
             return loaded.launch(grid, self.block, self.smem_bytes, values, stream, sync=sync)
         try:
             return loaded.launch(grid, self.block, self.smem_bytes, values, stream, sync=sync)
-        except Exception:
-            self._derived.scratch.drop()  # its counters may be left raised
+        except Exception as err:
+            # A refused argument never reached the GPU; any other failure may leave counters raised, so the
+            # buffers are replaced (not zeroed in place: an earlier launch on the stream may still use them).
+            if getattr(err, "code", None) != D.RUNTIME_ARG_INVALID:
+                self._derived.scratch.drop()
             raise
 
     def launch_grid(self, grid, device: int = 0) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
