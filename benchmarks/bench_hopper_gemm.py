@@ -97,6 +97,11 @@ TESSERA_CONFIGS = [  # tried in this order; the autotuner keeps the fastest corr
     {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2, "multicast": "b"},
     {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2, "multicast": "b"},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 2, "multicast": "b"},
+    # 256 x 128 tiles: two consumer warpgroups of two 64-row blocks each (cuBLAS's 256x128 "coopA" at 4096^3)
+    {"BM": 256, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1,
+     "multicast": "b"},
+    {"BM": 256, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2,
+     "multicast": "b"},
     # 2-CTA clusters along N: the pair takes tile columns 2q, 2q+1 of one row and shares A (M small)
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2,
      "multicast": "a"},

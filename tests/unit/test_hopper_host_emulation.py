@@ -79,6 +79,10 @@ CONFIGS = {  # (BM, BN, BK, stages, schedule[, cluster[, store[, splitk[, multic
     "pingpong-128x64-cluster2-splitk2": (128, 64, 64, 4, "pingpong", 2, "tma", 2),
     "coop-64x128-splitk6-empty-splits": (64, 128, 32, 4, "cooperative", 1, "tma", 6),  # 7 K steps: split 6 gets none
     "coop-128x64-cluster2-multicast-a": (128, 64, 64, 3, "cooperative", 2, "tma", 1, "a"),
+    # 256-row tiles: each consumer warpgroup owns two 64-row blocks (rows 128c .. 128c + 127)
+    "coop-256x128": (256, 128, 64, 3, "cooperative"),
+    "coop-256x128-cluster2": (256, 128, 64, 3, "cooperative", 2),
+    "coop-256x64-splitk2": (256, 64, 64, 4, "cooperative", 1, "tma", 2),
     "pingpong-128x64-cluster2-multicast-a-splitk2": (128, 64, 64, 3, "pingpong", 2, "tma", 2, "a"),
     "coop-64x128-cluster2-multicast-a-registers": (64, 128, 64, 4, "cooperative", 2, "registers", 1, "a"),
 }
@@ -93,7 +97,7 @@ def test_sm90a_gemm_on_the_host_emulator_matches_float64(name):
 
 
 @pytest.mark.parametrize("name", ["coop-128x256-sw128", "pingpong-128x128", "coop-128x256-registers",
-                                  "coop-128x128-splitk3"])
+                                  "coop-128x128-splitk3", "coop-256x128"])
 def test_sm90a_full_epilogue_reads_c_and_residual_in_the_accumulator_layout(name):
     got, ref = _gemm(200, 136, 136, "f16", CONFIGS[name], full=True, seed=3)
     assert rel_error(got, ref) <= error_bound("f16")

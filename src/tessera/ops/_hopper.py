@@ -44,6 +44,7 @@ HOPPER_CANDIDATES = [
     {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 1, "splitk": 2, "multicast": "b"},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 2, "multicast": "b"},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "a"},
+    {"BM": 256, "BN": 128, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "b"},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2, "splitk": 1, "multicast": "a"},
 ]
 TMA_DTYPES = ("bf16", "f16")

@@ -19,7 +19,8 @@ Output (nv IR, one thread's view; see `tessera.ir.nv_hopper_ops`):
 * warpgroup 0 is the producer: it gives registers back (setmaxnreg.dec) and
   its thread 0 walks the tiles issuing, per K step, wait(empty) ->
   expect_tx(full) -> TMA loads;
-* warpgroups 1..BM/64 are consumers, 64 rows of the tile each: they take
+* warpgroups 1..2 are consumers, 64 rows of the tile each (128, two 64-row
+  blocks, when BM = 256; ping-pong: whole tiles, alternating): they take
   registers (setmaxnreg.inc) and per K step wait(full) -> wgmma over BK ->
   wait for the previous step's wgmma group -> arrive(empty) for the previous
   step's slot (one group stays in flight); then run the epilogue from the
@@ -89,7 +90,7 @@ class Builder:
         self.pair_axis = MULTICASTS.index(multicast)  # the grid axis whose neighbouring tiles a cluster takes
         self.shared = kl.b if multicast == "b" else kl.a
         self.pingpong = schedule == "pingpong"
-        if self.pingpong and (kl.consumers != 2 or kl.bn > 128):
+        if self.pingpong and (kl.bm != 128 or kl.consumers != 2 or kl.bn > 128):
             raise refuse(kl.mma, f"schedule=pingpong with a {kl.bm}x{kl.bn} tile: each consumer warpgroup keeps a "
                                  "whole 128 x BN tile in registers, so BM must be 128 and BN at most 128",
                          "use BM=128, BN<=128 for pingpong, or schedule=cooperative")
@@ -204,7 +205,7 @@ class Builder:
         loop = kl.loop
         acc_t = nv.vec(kl.bn // 2, nv.f32)
         carried = [it]
-        blocks = 2 if self.pingpong else 1  # 64-row blocks of the tile this warpgroup accumulates
+        blocks = 2 if self.pingpong else kl.blocks  # 64-row blocks of the tile this warpgroup accumulates
         if role == "consumer":
             for _ in range(blocks):
                 zero = nv.FillOp(0.0, acc_t)
@@ -240,7 +241,7 @@ class Builder:
             # One wgmma group stays in flight across K steps: after issuing step i, wait until step i-1's group
             # is done and only then hand its slot back to the producer (the first step of a tile has none).
             inner.append(H.MbarrierWaitOp(stage, phase, lay.full))
-            rows = [consumer] if not self.pingpong else [index_const(inner, b) for b in range(blocks)]
+            rows = self.row_blocks(inner, consumer, blocks)
             mmas = [H.WgmmaOp(acc, stage, r, n=kl.bn, k=kl.bk, dtype=kl.dtype,
                               a=(lay.a_base, lay.a_stage, kl.bm, WG_ROWS * lay.swizzle),
                               b=(lay.b_base, lay.b_stage, kl.bn), swizzle=lay.swizzle)
@@ -261,7 +262,7 @@ class Builder:
             self.release_previous(ops, new_loop.results[0], it)
             if turn is not None:  # hand the ring to the partner, then run this tile's epilogue
                 ops.append(H.MbarrierArriveOp(binop(ops, arith.SubiOp, index_const(ops, 1), consumer), self.lay.turn))
-            blocks_at = [index_const(ops, b) for b in range(blocks)] if self.pingpong else [consumer]
+            blocks_at = self.row_blocks(ops, consumer, blocks)
             tma = (self.lay.stage_base, consumer) if self.lay.staging else None
             epilogue: list[Operation] = []
             for d, r in zip(drained, blocks_at):
@@ -277,6 +278,16 @@ class Builder:
                 epilogue = [scf.IfOp(mapping[REAL_TILE], [], [*epilogue, scf.YieldOp()])]
             ops += epilogue
         return new_loop.results[0]
+
+    def row_blocks(self, ops: list, consumer: SSAValue, blocks: int) -> list[SSAValue]:
+        """The tile's 64-row blocks a consumer accumulates: all of them (pingpong: it owns whole tiles), else
+        its own `blocks` consecutive ones (blocks * c + b; one block, c itself, for 64-row warpgroups)."""
+        if self.pingpong:
+            return [index_const(ops, b) for b in range(blocks)]
+        if blocks == 1:
+            return [consumer]
+        first = binop(ops, arith.MuliOp, consumer, blocks)
+        return [first] + [binop(ops, arith.AddiOp, first, b) for b in range(1, blocks)]
 
     def multicast_half(self, ops: list, opnd, row, col, stage, dst: int, stage_bytes: int) -> None:
         """The shared operand's box for this K step (B, or A with multicast=a), split between the cluster's two
@@ -337,9 +348,9 @@ class WarpSpecialize(ModulePass):
         arch: the target; only sm_90a kernels (wgmma fragments) change, others stay byte-identical.
         stages: depth of the TMA ring (shared-memory slots of A and B), 1 to 8.
         group_m: rows of tiles a persistent CTA wave walks before moving right (L2 reuse).
-        schedule: cooperative (both consumer warpgroups share each tile, 64 rows each) or pingpong (each
-            consumer owns whole tiles, alternating, so one's epilogue overlaps the other's main loop;
-            BM=128, BN<=128).
+        schedule: cooperative (both consumer warpgroups share each tile, 64 rows each, or 128 at BM=256) or
+            pingpong (each consumer owns whole tiles, alternating, so one's epilogue overlaps the other's main
+            loop; BM=128, BN<=128).
         cluster: CTAs per thread-block cluster, 1 or 2. With 2, the CTAs of a cluster take two tiles of one
             column (rows 2p and 2p+1) and each loads half of the shared B tile, multicast to both: a third
             less L2 -> shared-memory traffic at 128x256 tiles.

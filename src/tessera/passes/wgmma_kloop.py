@@ -62,10 +62,16 @@ class KLoop:
     bn: int
     bk: int
     dtype: object
+    wg_rows: int = WG_ROWS  # rows of the tile each consumer warpgroup owns (the fragment's m): 64 or 128
 
     @property
     def consumers(self) -> int:
-        return self.bm // WG_ROWS
+        return self.bm // self.wg_rows
+
+    @property
+    def blocks(self) -> int:
+        """64-row blocks (one m64 wgmma each) per consumer warpgroup."""
+        return self.wg_rows // WG_ROWS
 
 
 def _operand(pack: Operation, loop: scf.ForOp, role: str, layout: str) -> Operand:
@@ -121,12 +127,18 @@ def match(kernel: func.FuncOp, mma: FragmentMmaOp) -> KLoop:
     bn, bk_b = b.alloc.result.type.get_shape()
     dtype = fa.elem
     wm, wn = (v.data for v in mma.a.owner.warps.data)
-    if bm // WG_ROWS not in (1, 2) or bm % WG_ROWS:
-        raise refuse(mma, f"BM={bm}: this lowering runs one or two consumer warpgroups (BM = 64 or 128)")
-    if bk != bk_b or fb.n.data != bn or wn != 1 or bm != WG_ROWS * wm or fa.m.data != WG_ROWS:
+    rows = fa.m.data  # rows per consumer warpgroup: 64, or 128 (two m64 blocks, a 256-row tile)
+    if bm not in (64, 128, 256):
+        raise refuse(mma, f"BM={bm}: this lowering runs one or two consumer warpgroups of 64 or 128 rows "
+                          "(BM = 64, 128 or 256)")
+    if bk != bk_b or fb.n.data != bn or wn != 1 or bm != rows * wm or rows not in (WG_ROWS, 2 * WG_ROWS):
         raise refuse(mma, f"tiles A {bm}x{bk}, B {bn}x{bk_b} on warpgroups [{wm}, {wn}]: this lowering needs one "
-                          "warpgroup per 64 rows of A and the whole N (<= 256) in each",
+                          "warpgroup per 64 or 128 rows of A and the whole N (<= 256) in each",
                      "use BN <= 256 and the default warp grid (no warps= option)")
+    if rows // WG_ROWS * bn // 2 > 128:
+        raise refuse(mma, f"a {bm}x{bn} tile gives each consumer warpgroup {rows} x {bn} accumulators, "
+                          f"{rows // WG_ROWS * bn // 2} registers per thread: at most 128 fit",
+                     "use BN <= 128 with BM = 256")
     if type_name(dtype) not in H.WGMMA_TYPES or bk % 16:
         raise refuse(mma, f"wgmma takes bf16/f16 with K a multiple of 16, got {type_name(dtype)} and BK={bk}")
     ops = list(entry.ops)
@@ -142,7 +154,7 @@ def match(kernel: func.FuncOp, mma: FragmentMmaOp) -> KLoop:
         if not (is_scalar(op) or isinstance(op, (AllocOp, FragmentZeroOp, T.ProgramIdOp, T.NumProgramsOp))):
             raise refuse(op, f"{op.name} before the K-loop: only index math, program ids and allocations may "
                              "come first")
-    return KLoop(loop, mma, a, b, prologue, epilogue, bm, bn, bk, dtype)
+    return KLoop(loop, mma, a, b, prologue, epilogue, bm, bn, bk, dtype, rows)
 
 
 def is_scalar(op: Operation) -> bool:
