@@ -173,14 +173,12 @@ class CompiledKernel:
             loaded = self.loaded(device)
         if self._derived.active:
             grid, values = self._derived.complete(grid, values, device, owned, testing.backend() is not None, stream)
-        if not self._derived.scratch_params:
-            return loaded.launch(grid, self.block, self.smem_bytes, values, stream, sync=sync)
         try:
             return loaded.launch(grid, self.block, self.smem_bytes, values, stream, sync=sync)
         except Exception as err:
-            # A refused argument never reached the GPU; any other failure may leave counters raised, so the
-            # buffers are replaced (not zeroed in place: an earlier launch on the stream may still use them).
-            if getattr(err, "code", None) != D.RUNTIME_ARG_INVALID:
+            # A refused argument never reached the GPU; any other failure may leave split-K counters raised, so
+            # the buffers are replaced (not zeroed in place: an earlier launch on the stream may still use them).
+            if self._derived.scratch_params and getattr(err, "code", None) != D.RUNTIME_ARG_INVALID:
                 self._derived.scratch.drop()
             raise
 
