@@ -369,7 +369,9 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
         elif p.role == "grid":
             values.append(ctypes.c_int(logical[p.dim]))
         elif p.role == "scratch":  # zeroed, as the runtime's Scratch buffer starts
-            scratch = np.zeros(p.dim * logical[0] * logical[1] * logical[2], np.uint8)
+            from tessera.runtime.scratch import scratch_bytes
+
+            scratch = np.zeros(scratch_bytes(p.dim, logical), np.uint8)
             values.append(ctypes.c_void_p(scratch.ctypes.data))
         else:
             values.append(_C_TYPES[p.ctype](current))

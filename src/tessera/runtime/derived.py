@@ -5,8 +5,9 @@ to the caller's pointers, sizes, strides and scalars, `tmap` parameters (a
 tensor map of a 2-D memref argument, a function of that argument's pointer,
 sizes and strides) and `grid` parameters (the logical grid of a persistent
 kernel, a function of the launch) and a `scratch` parameter (the address of a
-runtime-owned buffer of `dim` bytes per logical tile, `tessera.runtime.scratch`). The caller cannot know a device address a
-numpy array will get, nor the device's SM count, so these are derived here, in
+runtime-owned buffer of `dim` bytes per logical tile, `tessera.runtime.scratch`).
+The caller cannot know a device address a numpy array will get, nor the
+device's SM count, so these are derived here, in
 one place, for `CompiledKernel.launch` and `launch_values` alike: a list may
 leave them None or leave them out. Encoded maps come from `tma`'s cache, and
 the grid arithmetic is memoised per grid, so the warm path stays a few lookups.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from tessera.runtime import tma
 from tessera.runtime.persistent import logical_grid, physical_grid
-from tessera.runtime.scratch import Scratch, stream_key
+from tessera.runtime.scratch import Scratch, scratch_bytes, stream_key
 
 
 class DerivedParams:
@@ -88,8 +89,7 @@ class DerivedParams:
             for at, dim in self.grid_params:
                 full[at] = logical[dim]
             for at, per_tile in self.scratch_params:
-                full[at] = self.scratch.address(device, per_tile * logical[0] * logical[1] * logical[2], host,
-                                                stream_key(stream))
+                full[at] = self.scratch.address(device, scratch_bytes(per_tile, logical), host, stream_key(stream))
             if self.persistent:
                 grid = physical
         return grid, full

@@ -20,6 +20,11 @@ from tessera.ir.diagnostics import RUNTIME_LAUNCH_FAILED
 from tessera.runtime.errors import RuntimeLaunchError
 
 
+def scratch_bytes(per_tile: int, logical: tuple[int, int, int]) -> int:
+    """The scratch a launch over the logical grid needs: one record of `per_tile` bytes per logical tile."""
+    return per_tile * logical[0] * logical[1] * logical[2]
+
+
 def stream_key(stream) -> int:
     """The raw handle of a launch's stream (None: the default stream, 0), without the driver: an int, a
     `__cuda_stream__` object (cuda.core), torch's `.cuda_stream`, cupy's `.ptr`, or a CUstream."""
@@ -45,27 +50,28 @@ class Scratch:
 
     def __init__(self, kernel: str):
         self.kernel = kernel
-        self._buffers: dict[tuple, tuple[int, object]] = {}  # key -> (bytes, numpy array or device pointer)
+        self._buffers: dict[tuple, tuple[int, int, object]] = {}  # key -> (bytes, address, array or device pointer)
         self._retired: list = []  # device buffers outgrown: a queued launch may still use them, so they are kept
 
     def address(self, device: int, nbytes: int, host: bool, stream: int = 0) -> int:
         key = (device, host, stream)
         have = self._buffers.get(key)
         if have is not None and have[0] >= nbytes:
-            return have[1].ctypes.data if host else int(have[1])
+            return have[1]
         size = max(nbytes, 2 * have[0] if have is not None else 0)
         if host:
             buf = np.zeros(size, np.uint8)
         else:
             buf = self._device_zeros(device, size)
             if have is not None:
-                self._retired.append(have[1])
-        self._buffers[key] = (size, buf)
-        return buf.ctypes.data if host else int(buf)
+                self._retired.append(have[2])
+        address = buf.ctypes.data if host else int(buf)
+        self._buffers[key] = (size, address, buf)
+        return address
 
     def drop(self) -> None:
         """Forget every buffer (after a failed launch); device buffers are kept alive, not freed."""
-        self._retired += [buf for (_, host, _), (_, buf) in self._buffers.items() if not host]
+        self._retired += [buf for (_, host, _), (_, _, buf) in self._buffers.items() if not host]
         self._buffers.clear()
 
     def _device_zeros(self, device: int, nbytes: int):
