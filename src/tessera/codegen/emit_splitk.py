@@ -20,7 +20,7 @@ def emit_splitk_fixup(e, op: H.SplitkFixupOp) -> None:
     n, splits, blocks = op.n.value.data, op.splits.value.data, op.blocks.value.data
     regs, quads = n // 2, n // 8
     stride = blocks * 64 * n  # floats from one split's copy of a block to the next split's
-    counters = splits * stride * 4
+    counters = op.partial_bytes(n, splits, blocks)
     v, s, c = e[op.value], e[op.split], e[op.consumer]
     out, last = e.define(op.result), e.define(op.last)
     rec, part, word = e.fresh("skrec"), e.fresh("skpart"), e.fresh("skword")

@@ -181,9 +181,14 @@ class SplitkFixupOp(NvOp):
                          properties={"n": _int(n), "splits": _int(splits), "blocks": _int(blocks), "flag": _int(flag)})
 
     @staticmethod
-    def record_bytes(n: int, splits: int, blocks: int) -> int:
-        """Scratch bytes per logical tile: every split's 64 x n f32 blocks, then one u32 counter per block (16 B)."""
-        return splits * blocks * 64 * n * 4 + 16
+    def partial_bytes(n: int, splits: int, blocks: int) -> int:
+        """Bytes of a tile record's partial blocks (every split's 64 x n f32 blocks); its counters follow."""
+        return splits * blocks * 64 * n * 4
+
+    @classmethod
+    def record_bytes(cls, n: int, splits: int, blocks: int) -> int:
+        """Scratch bytes per logical tile: the partial blocks, then one u32 counter per block (16 B)."""
+        return cls.partial_bytes(n, splits, blocks) + 16
 
     def verify_(self) -> None:
         n, splits, blocks = self.n.value.data, self.splits.value.data, self.blocks.value.data
