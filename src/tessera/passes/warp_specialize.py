@@ -86,7 +86,7 @@ class Builder:
 
     def __init__(self, kl: KLoop, stages: int, group_m: int, schedule: str = "cooperative", cluster: int = 1,
                  store: str = "tma", splitk: int = 1, multicast: str = "b"):
-        self.kl, self.group_m, self.cluster, self.splitk = kl, group_m, cluster, splitk
+        self.kl, self.cluster, self.splitk = kl, cluster, splitk
         self.pair_axis = MULTICASTS.index(multicast)  # the grid axis whose neighbouring tiles a cluster takes
         self.shared = kl.b if multicast == "b" else kl.a
         self.pingpong = schedule == "pingpong"
