@@ -87,6 +87,26 @@ def test_shipped_kernel_compiles_for_sm_90(compiled, name):
     assert "HMMA" in sass and "HGMMA" not in sass  # sm_90 is the mma.sync family; wgmma needs sm_90a
 
 
+_SPILLS = pytest.mark.xfail(strict=True, reason="flash_attention (D=128, causal) spills one register on sm_80 "
+                                                 "(STL 1): a known first-generation mma.sync cost, see NOTES.md")
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_89", "sm_90"])
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_shipped_kernel_compiles_for_every_mma_sync_arch_without_local_memory(cache, name, arch, request):
+    """The shipped kernels for every arch the mma.sync road takes: NVRTC builds them, the SASS has tensor-core
+    HMMA and no local memory (sm_90a's wgmma GEMM is checked in test_emit_hopper)."""
+    if (name, arch) == ("flash_attention", "sm_80"):
+        request.applymarker(_SPILLS)
+    from tessera.codegen.sass import has_local_memory
+
+    ck = compile(KERNELS[name](), arch, cache=cache)
+    assert ck.arch == arch and ck.cubin[:4] == b"\x7fELF" and ck.artifact.verify()
+    sass = ck.sass()
+    assert "HMMA" in sass and "HGMMA" not in sass
+    assert not has_local_memory(ck.cubin) and not has_local_memory(sass)
+
+
 def test_launch_signature_follows_the_emitter_abi(compiled):
     ck = compiled["gemm"]
     memrefs = [("A", "bf16", "in"), ("B", "bf16", "in"), ("C", "bf16", "inout"), ("bias", "f32", "in"),
