@@ -58,7 +58,8 @@ class KernelParam:
     `tmap` (a TMA tensor map of 2-D memref argument `arg`, read in boxes of
     `box` = (rows, cols) with a `swizzle`-byte swizzle, zero fill out of bounds)
     and `grid` (logical grid size along axis `dim` of a persistent kernel; `arg` is -1), and `scratch`
-    (a runtime-owned buffer of `dim` bytes per logical tile for split-K's partials and counters; `arg` is -1).
+    (a runtime-owned buffer of `dim` bytes per logical tile and `per_cta` bytes per launched CTA, for split-K's
+    and stream-K's partials and counters; `arg` is -1).
     """
 
     name: str
@@ -68,6 +69,7 @@ class KernelParam:
     dim: int | None = None
     box: tuple[int, ...] = ()
     swizzle: int = 0
+    per_cta: int = 0
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class EmittedKernel:
     persistent: bool = False  # launch min(logical CTAs, SMs) CTAs; the logical grid goes in `grid` params
     cluster: int = 1  # CTAs per thread-block cluster (`__cluster_dims__`): the launch grid is a multiple of it
     splitk: int = 1  # units of work per logical CTA of a persistent split-K kernel (more CTAs fill the device)
+    streamk: bool = False  # a stream-K kernel: launch a CTA per SM whatever the grid (they share the K steps)
     cluster_axis: int = 0  # the logical-grid axis along which a cluster takes neighbouring tiles
 
 
@@ -316,21 +319,26 @@ def _signature(e: Emitter, kernel: func.FuncOp) -> list[KernelParam]:
     record = _scratch_record(kernel)
     if record:
         e.taken.add("tsr_scratch")
-        params.append(KernelParam("tsr_scratch", "unsigned char*", -1, "scratch", record))
+        params.append(KernelParam("tsr_scratch", "unsigned char*", -1, "scratch", record[0], per_cta=record[1]))
     return params
 
 
-def _scratch_record(kernel: func.FuncOp) -> int:
-    """Scratch bytes per logical tile that the kernel's nv.splitk_fixup ops address (0: none); one layout."""
-    from tessera.ir.nv_hopper_ops import SplitkFixupOp
+def _scratch_record(kernel: func.FuncOp) -> tuple[int, int] | None:
+    """(bytes per logical tile, bytes per launched CTA) of scratch that the kernel's nv.splitk_fixup or
+    nv.streamk_fixup ops address (None: none); a kernel has one layout."""
+    from tessera.ir.nv_hopper_ops import SplitkFixupOp, StreamkFixupOp
 
-    sizes = {SplitkFixupOp.record_bytes(op.n.value.data, op.splits.value.data, op.blocks.value.data): op
-             for op in kernel.walk() if isinstance(op, SplitkFixupOp)}
+    sizes = {}
+    for op in kernel.walk():
+        if isinstance(op, SplitkFixupOp):
+            sizes[(op.record_bytes(op.n.value.data, op.splits.value.data, op.blocks.value.data), 0)] = op
+        elif isinstance(op, StreamkFixupOp):
+            sizes[(op.COUNTER_BYTES, 2 * op.slot_bytes(op.n.value.data, op.blocks.value.data))] = op
     if len(sizes) > 1:
-        raise D.TesseraError(D.EMIT_UNSUPPORTED, f"nv.splitk_fixup ops of @{kernel.sym_name.data} disagree on the "
-                                                 f"scratch record ({sorted(sizes)} bytes per tile): a kernel has one",
-                             op=list(sizes.values())[1])
-    return next(iter(sizes), 0)
+        raise D.TesseraError(D.EMIT_UNSUPPORTED, f"the fixup ops of @{kernel.sym_name.data} disagree on the scratch "
+                                                 f"layout ({sorted(sizes)} bytes per tile and per CTA): a kernel has "
+                                                 "one", op=list(sizes.values())[1])
+    return next(iter(sizes), None)
 
 
 def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
@@ -374,7 +382,8 @@ def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
     source = "\n".join(text + body + ["}", ""])
     return EmittedKernel(kname, source, arch, threads, smem, tuple(params),
                          persistent=any(p.role == "grid" for p in params), cluster=cluster,
-                         splitk=_int_attr(attrs, "nv.splitk", 1), cluster_axis=_int_attr(attrs, "nv.cluster_axis", 0))
+                         splitk=_int_attr(attrs, "nv.splitk", 1), cluster_axis=_int_attr(attrs, "nv.cluster_axis", 0),
+                         streamk=bool(_int_attr(attrs, "nv.streamk", 0)))
 
 
 def _int_attr(attrs, name: str, default: int) -> int:

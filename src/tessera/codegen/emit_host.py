@@ -333,6 +333,17 @@ PERSISTENT_CTAS = 3  # CTAs a persistent kernel gets here: several tiles each, a
 PERSISTENT_CLUSTERS = 2  # clusters a cluster kernel gets here: its CTAs stride over the tiles in pairs
 
 
+def _launch_grid(kernel: EmittedKernel, logical: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The CTAs the emulator runs: the grid itself, or a persistent kernel's PERSISTENT_CTAS (clusters)."""
+    if not kernel.persistent:
+        return logical
+    from tessera.runtime.persistent import physical_grid
+
+    sms = PERSISTENT_CTAS if kernel.cluster == 1 else PERSISTENT_CLUSTERS * kernel.cluster
+    return physical_grid(logical, sms, kernel.name, kernel.cluster, kernel.splitk, kernel.cluster_axis,
+                         kernel.streamk)[0]
+
+
 def run_on_host(kernel: EmittedKernel, args, grid) -> None:
     """Run `kernel` over `grid` on the CPU; numpy array arguments (views allowed) are updated in place.
 
@@ -371,19 +382,14 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
         elif p.role == "scratch":  # zeroed, as the runtime's Scratch buffer starts
             from tessera.runtime.scratch import scratch_bytes
 
-            scratch = np.zeros(scratch_bytes(p.dim, logical), np.uint8)
+            scratch = np.zeros(scratch_bytes(p.dim, logical, p.per_cta, _launch_grid(kernel, logical)), np.uint8)
             values.append(ctypes.c_void_p(scratch.ctypes.data))
         else:
             values.append(_C_TYPES[p.ctype](current))
     argv = (ctypes.c_void_p * len(values))(*[v[1] if isinstance(v, tuple) else ctypes.cast(ctypes.pointer(v),
                                                                                               ctypes.c_void_p)
                                                for v in values])
-    grid = logical
-    if kernel.persistent:
-        from tessera.runtime.persistent import physical_grid
-
-        sms = PERSISTENT_CTAS if kernel.cluster == 1 else PERSISTENT_CLUSTERS * kernel.cluster
-        grid = physical_grid(logical, sms, kernel.name, kernel.cluster, kernel.splitk, kernel.cluster_axis)[0]
+    grid = _launch_grid(kernel, logical)
     if _library(host_source(kernel)).tsr_host_launch(argv, *grid):
         raise D.TesseraError(D.RUNTIME_LAUNCH_FAILED, f"{kernel.name} deadlocked on the host emulator: an mbarrier "
                                                       f"wait did not complete within {WAIT_LIMIT_S} s",

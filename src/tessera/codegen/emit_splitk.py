@@ -1,4 +1,5 @@
-"""CUDA for `nv.splitk_fixup`: the K splits of one accumulator block meet in the runtime's scratch buffer.
+"""CUDA for `nv.splitk_fixup` and `nv.streamk_fixup`: the K splits (stream-K pieces) of one accumulator block
+meet in the runtime's scratch buffer.
 
 Record `tile` of `tsr_scratch` holds, for each split s and 64-row block b,
 the block's f32 values in the accumulator's own register order: float4 j of
@@ -64,7 +65,63 @@ def emit_splitk_fixup(e, op: H.SplitkFixupOp) -> None:
                            f"{out}[4 * j_ + 3] += q_[3]; }}")
 
 
-EMITTERS = {"nv.splitk_fixup": emit_splitk_fixup}
+def emit_streamk_fixup(e, op: H.StreamkFixupOp) -> None:
+    """Stream-K pieces: the same handshake as split-K, but the piece count is a runtime value and every piece,
+    the last one's too, goes through its CTA's slot, so the sum is read back in piece order with no register
+    indexing (the accumulator need not stay live across the fixup)."""
+    n, blocks, stride = op.n.value.data, op.blocks.value.data, op.slot_stride.value.data
+    regs, quads = n // 2, n // 8
+    slot = op.slot_bytes(n, blocks)
+    v, c = e[op.value], e[op.consumer]
+    out, last = e.define(op.result), e.define(op.last)
+    at, word, np_, first = e.fresh("skat"), e.fresh("skword"), e.fresh("sknp"), e.fresh("skfirst")
+    e.comment(op, f"stream-K piece {e[op.piece]} of {e[op.pieces]}: hand the 64 x {n} block over; the last sums them")
+    if op.value.has_one_use():
+        e.line(f"float (&{out})[{regs}] = {v};")
+    else:
+        e.line(f"float {out}[{regs}];")
+        with e.unrolled("i_", regs):
+            e.line(f"{out}[i_] = {v}[i_];")
+    e.line(f"bool {last} = true;")
+    with e.block(f"if ({e[op.pieces]} > 1) "):
+        e.line(f"const unsigned {np_} = (unsigned){e[op.pieces]};")
+        e.line(f"const unsigned {first} = (unsigned){e[op.first_slot]};")
+        e.line(f"const unsigned long long {at} = (unsigned long long)(unsigned)({e[op.block]}) * {64 * n * 4}ull + "
+               "16ull * (unsigned)(tid & 127);  // this thread's float4s within a slot")
+        e.line(f"const unsigned {word} = tsr_sbase + {op.flag.value.data}u + 4u * (unsigned){c};")
+        e.line(f"const unsigned own_ = {first} + {stride}u * (unsigned){e[op.piece]} + "
+               f"({e[op.piece]} == 0 ? (unsigned){e[op.head]} : 0u);")
+        e.line(f"float* const mine_ = reinterpret_cast<float*>(tsr_scratch + (unsigned long long)own_ * {slot}ull + {at});")
+        with e.unrolled("j_", quads):
+            e.line(f"tsr_st_cg_f32x4(mine_ + 512u * j_, {v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]);")
+        e.line("tsr_fence_gpu();  // this thread's block is visible before the counter moves")
+        e.line(f"tsr_named_bar(1u + (unsigned){c}, 128u);")
+        with e.block("if ((tid & 127) == 0) "):
+            e.line(f"unsigned* const cnt_ = reinterpret_cast<unsigned*>(tsr_scratch + (unsigned long long)gridDim.x * "
+                   f"{2 * slot}ull + (unsigned long long)(unsigned){e[op.tile]} * {op.COUNTER_BYTES}ull) + "
+                   f"{e[op.block]};")
+            e.line(f"const unsigned last_ = tsr_atom_add_u32(cnt_, 1u) == {np_} - 1u;")
+            e.line("if (last_) tsr_st_u32_relaxed(cnt_, 0u);  // ready for the next launch")
+            e.line(f"tsr_st_shared_u32({word}, last_);")
+        e.line(f"tsr_named_bar(1u + (unsigned){c}, 128u);")
+        e.line(f"{last} = tsr_ld_shared_u32({word}) != 0u;")
+        with e.block(f"if ({last}) ", "the sum in piece order, read back from the slots"):
+            e.line("tsr_fence_gpu();")
+            e.line(f"const float* const p0_ = reinterpret_cast<const float*>(tsr_scratch + "
+                   f"(unsigned long long)({first} + (unsigned){e[op.head]}) * {slot}ull + {at});")
+            with e.unrolled("j_", quads):
+                e.line(f"tsr_ld_cg_f32x4(p0_ + 512u * j_, &{out}[4 * j_]);")
+            with e.block(f"for (unsigned p_ = 1u; p_ < {np_}; ++p_) "):
+                e.line(f"const float* const pp_ = reinterpret_cast<const float*>(tsr_scratch + "
+                       f"(unsigned long long)({first} + {stride}u * p_) * {slot}ull + {at});")
+                with e.unrolled("j_", quads):
+                    e.line("float q_[4];")
+                    e.line("tsr_ld_cg_f32x4(pp_ + 512u * j_, q_);")
+                    e.line(f"{out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
+                           f"{out}[4 * j_ + 3] += q_[3];")
+
+
+EMITTERS = {"nv.splitk_fixup": emit_splitk_fixup, "nv.streamk_fixup": emit_streamk_fixup}
 
 PRELUDE = {
     "splitk": """// Split-K in one launch (nv.splitk_fixup): global stores and loads that bypass L1, a GPU-scope fence and

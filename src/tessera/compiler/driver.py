@@ -46,12 +46,13 @@ KEY_FORMAT = "tessera-compile-1"
 
 
 def default_pipeline(arch: str, stages: int = 1, schedule: str = "cooperative", cluster: int = 1,
-                     splitk: int = 1, multicast: str = "b") -> str:
-    """The named pipeline with these options (cluster, splitk and multicast named only when not the default:
-    older keys stay valid)."""
+                     splitk: int = 1, multicast: str = "b", streamk: bool = False) -> str:
+    """The named pipeline with these options (cluster, splitk, multicast and streamk named only when not the
+    default: older keys stay valid)."""
     text = DEFAULT_PIPELINE.format(arch=arch, stages=stages, schedule=schedule)
     extra = "".join(f" {name}={v}" for name, v, default in (("cluster", cluster, 1), ("splitk", splitk, 1),
-                                                            ("multicast", multicast, "b")) if v != default)
+                                                            ("multicast", multicast, "b"),
+                                                            ("streamk", int(streamk), 0)) if v != default)
     return text[:-1] + extra + "}"
 
 _memo: dict[tuple, CompiledKernel] = {}
@@ -95,7 +96,7 @@ def lower(traced: TracedKernel, pipeline: str, arch: str):
 
 
 def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str = "cooperative", cluster: int = 1,
-            splitk: int = 1, multicast: str = "b", pipeline: str | None = None, options=None,
+            splitk: int = 1, multicast: str = "b", streamk: bool = False, pipeline: str | None = None, options=None,
             cache: CompileCache | None = None) -> CompiledKernel:
     """Compile a TracedKernel to a CompiledKernel for `arch` (default: the device's, e.g. sm_90).
 
@@ -107,6 +108,8 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str =
         the runtime owns; ignored elsewhere.
     multicast: with cluster=2, the operand the CTA pair shares: "b" (pairs of tile rows) or "a" (pairs of tile
         columns, for few tile rows); ignored elsewhere.
+    streamk: sm_90a wgmma kernels: share the K steps of the tiles that do not fill a whole wave equally among
+        the CTAs (one per SM), so no SM idles in a partial last wave; not with splitk > 1. Ignored elsewhere.
     pipeline: replaces the default `tessera-lower-to-nv{arch=ARCH stages=N}`
         (for experiments; it must lower every tile op, for the same arch).
     options: NVRTC options (see tessera.codegen.nvrtc.OPTION_TYPES).
@@ -123,7 +126,8 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str =
     if arch is None:
         arch = device_arch()
     parse_arch(arch)  # CODEGEN_ARCH_UNSUPPORTED for a malformed string, before any pass runs
-    module, canonical = lower(traced, pipeline or default_pipeline(arch, stages, schedule, cluster, splitk, multicast), arch)
+    module, canonical = lower(traced, pipeline or default_pipeline(arch, stages, schedule, cluster, splitk, multicast,
+                                                                             streamk), arch)
     emitted = emit_cuda(module, traced.name)
     if injected is not None and injected.source is not None:
         emitted = replace(emitted, source=injected.source(emitted.source))
@@ -140,7 +144,7 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str =
 
 def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None = None, stages: int = 1,
                    schedule: str = "cooperative", cluster: int = 1, splitk: int = 1, multicast: str = "b",
-                   options=None,
+                   streamk: bool = False, options=None,
                    cache: CompileCache | None = None) -> CompiledKernel:
     """`compile(kernel.trace(*specs, **meta), ...)`, memoised in-process on (kernel, specs, meta, arch, ...).
 
@@ -149,12 +153,13 @@ def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None
     """
     arch = arch or device_arch()
     opts = tuple(sorted(options.items())) if isinstance(options, dict) else options
-    key = (kernel, specs, tuple(sorted(meta.items())), arch, stages, schedule, cluster, splitk, multicast, opts)
+    key = (kernel, specs, tuple(sorted(meta.items())), arch, stages, schedule, cluster, splitk, multicast, streamk,
+           opts)
     hooked = testing.active()
     hit = None if hooked else _memo.get(key)
     if hit is None:
         hit = compile(kernel.trace(*specs, **meta), arch, stages=stages, schedule=schedule, cluster=cluster,
-                      splitk=splitk, multicast=multicast, options=options, cache=cache)
+                      splitk=splitk, multicast=multicast, streamk=streamk, options=options, cache=cache)
         if not hooked:
             _memo[key] = hit
     return hit

@@ -113,7 +113,7 @@ class CompiledKernel:
         self._at = {(p.arg, p.role, p.dim): i for i, p in enumerate(emitted.params)}  # where each value goes
         self._derived = DerivedParams(emitted.params, self.signature, emitted.persistent, self.name,
                                       lambda device: _sm_count(device), emitted.cluster, emitted.splitk,
-                                      emitted.cluster_axis)
+                                      emitted.cluster_axis, emitted.streamk)
         self._warm: dict = {}  # argument keys -> (device, per-argument steps); see _warm_values
         self._loaded: dict = {}
 

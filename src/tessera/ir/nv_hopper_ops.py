@@ -357,9 +357,9 @@ class WgmmaWaitOp(NvOp):
 
 
 # The accumulator epilogue's ops live in nv_wgacc_ops (they build on the helpers above).
-from tessera.ir.nv_wgacc_ops import (SplitkFixupOp, TmaStoreDrainOp, WgaccLoadOp,  # noqa: E402
-                                     WgaccStoreOp, WgaccStoreTmaOp)
+from tessera.ir.nv_wgacc_ops import (SplitkFixupOp, StreamkFixupOp, TmaStoreDrainOp,  # noqa: E402
+                                     WgaccLoadOp, WgaccStoreOp, WgaccStoreTmaOp)
 
 HOPPER_OPS = (ThreadIdOp, LogicalGridOp, ClusterRankOp, ClusterSyncOp, SetMaxNRegOp, MbarrierInitOp,
               MbarrierWaitOp, MbarrierArriveOp, MbarrierExpectTxOp, TmaLoadOp, WgmmaOp, WgmmaWaitOp, WgaccLoadOp,
-              WgaccStoreOp, WgaccStoreTmaOp, TmaStoreDrainOp, SplitkFixupOp)
+              WgaccStoreOp, WgaccStoreTmaOp, TmaStoreDrainOp, SplitkFixupOp, StreamkFixupOp)

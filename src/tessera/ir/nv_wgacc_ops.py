@@ -5,7 +5,9 @@ vector (slot i of thread t: see `nv_hopper_ops`) element-pair-wise;
 `nv.wgacc_store_tma` stages it box by box in shared memory for TMA bulk
 stores, and `nv.tma_store_drain` waits for those before the CTA exits.
 `nv.splitk_fixup` sums the K splits of one accumulator block across CTAs
-(split-K in one launch, through a runtime-owned scratch buffer).
+(split-K in one launch, through a runtime-owned scratch buffer);
+`nv.streamk_fixup` sums the pieces of a tile that stream-K dealt to several
+CTAs.
 """
 
 from __future__ import annotations
@@ -201,4 +203,66 @@ class SplitkFixupOp(NvOp):
             fail(self, f"splits={splits} must be in [2, {self.MAX_SPLITS}] (one split needs no fixup)")
         if not 1 <= blocks <= 4:
             fail(self, f"blocks={blocks} must be in [1, 4] (64-row blocks of a tile of at most 256 rows)")
+        _check_offset(self, "flag", self.flag.value.data, 4)
+
+
+@irdl_op_definition
+class StreamkFixupOp(NvOp):
+    """Stream-K: piece `piece` of `pieces` of a tile hands its 64 x n accumulator block over; `last` is true in the
+    warpgroup that arrives last for this (tile, block), whose `result` is then the sum over the pieces.
+
+    A tile of one piece (`pieces` = 1, a tile one CTA ran whole) passes its value through with `last` true. Else
+    each piece writes its block into its CTA's scratch slot (`slot_bytes`; slot `first_slot + slot_stride *
+    piece`, plus `head` for piece 0: a CTA hands over at most two pieces, the first and the last tile its range
+    crosses, so it owns two slots), fences it and bumps the (tile, block) arrival counter, which follows the
+    2 x gridDim.x slots (`COUNTER_BYTES` per tile). The warpgroup that brings it to `pieces` resets it and adds
+    the pieces in order 0..pieces-1 from the slots, its own included: the same sum whichever arrives last.
+    `flag` is a shared-memory word per consumer warpgroup that carries the verdict (named barrier 1 + consumer).
+    """
+
+    name = "nv.streamk_fixup"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    SMEM: ClassVar[str] = "write"
+    COUNTER_BYTES: ClassVar[int] = 16  # per tile: one u32 per 64-row block, at most 4
+    value = operand_def(VectorType)
+    tile = operand_def(IndexType)
+    piece = operand_def(IndexType)
+    pieces = operand_def(IndexType)
+    first_slot = operand_def(IndexType)
+    head = operand_def(IndexType)
+    block = operand_def(IndexType)
+    consumer = operand_def(IndexType)
+    n = prop_def(IntegerAttr)
+    blocks = prop_def(IntegerAttr)
+    slot_stride = prop_def(IntegerAttr)
+    flag = prop_def(IntegerAttr)
+    result = result_def(VectorType)
+    last = result_def(i1)
+    assembly_format = ("$value `,` $tile `,` $piece `,` $pieces `,` $first_slot `,` $head `,` $block `,` $consumer "
+                       "attr-dict `:` type($value) `->` type($result)")
+
+    def __init__(self, value: SSAValue, tile: SSAValue, piece: SSAValue, pieces: SSAValue, first_slot: SSAValue,
+                 head: SSAValue, block: SSAValue, consumer: SSAValue, *, n: int, blocks: int, slot_stride: int,
+                 flag: int):
+        super().__init__(operands=[value, tile, piece, pieces, first_slot, head, block, consumer],
+                         result_types=[value.type, i1],
+                         properties={"n": _int(n), "blocks": _int(blocks), "slot_stride": _int(slot_stride),
+                                     "flag": _int(flag)})
+
+    @staticmethod
+    def slot_bytes(n: int, blocks: int) -> int:
+        """Scratch bytes of one slot: a whole tile's 64 x n f32 blocks."""
+        return blocks * 64 * n * 4
+
+    def verify_(self) -> None:
+        n, blocks, stride = self.n.value.data, self.blocks.value.data, self.slot_stride.value.data
+        if n % 8 or not 8 <= n <= 256:
+            fail(self, f"n={n} must be a multiple of 8 in [8, 256]")
+        expect_vec(self, "value", self.value.type, n // 2, f32)
+        if self.result.type != self.value.type:
+            fail(self, f"result {self.result.type} differs from value {self.value.type}")
+        if not 1 <= blocks <= 4:
+            fail(self, f"blocks={blocks} must be in [1, 4] (64-row blocks of a tile of at most 256 rows)")
+        if stride not in (2, 4):
+            fail(self, f"slot_stride={stride} must be 2 (two slots per CTA) or 4 (per 2-CTA cluster)")
         _check_offset(self, "flag", self.flag.value.data, 4)

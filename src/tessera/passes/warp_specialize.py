@@ -1,4 +1,4 @@
-"""warp-specialize{arch stages group_m schedule cluster multicast store splitk}: a wgmma K-loop kernel -> a persistent,
+"""warp-specialize{arch stages group_m schedule cluster multicast store splitk streamk}: a wgmma K-loop kernel -> a persistent,
 warp-specialised sm_90a nv kernel.
 
 Input: what tile-to-fragments{arch=sm_90a} makes of a GEMM-shaped tile
@@ -42,7 +42,10 @@ Output (nv IR, one thread's view; see `tessera.ir.nv_hopper_ops`):
   per; before the epilogue `nv.splitk_fixup` meets the tile's splits in the
   runtime's scratch buffer and only the last to arrive (per 64-row block)
   runs the epilogue on the sum: split-K in one launch, for grids with too
-  few tiles to fill the GPU.
+  few tiles to fill the GPU;
+* streamk=1: the tiles of the last, partial wave (and one wave before it)
+  share their K steps equally among the CTAs, which meet per tile in
+  `nv.streamk_fixup` the same way (`ws_units` says who takes what).
 
 Anything else with wgmma fragments is refused with NV_WGMMA_UNSUPPORTED
 naming the op and what would work; a wgmma fragment on a target other than
@@ -69,7 +72,8 @@ from tessera.passes.arch import parse_arch
 from tessera.passes.pipeline import register_pass
 from tessera.passes.wgmma_epilogue import Epilogue
 from tessera.passes.ws_layout import plan_layout
-from tessera.passes.ws_units import K_RANGE, REAL_TILE, SPLIT, TILE, Units
+from tessera.passes.ws_units import (FIRST_SLOT, HEAD, K_RANGE, PIECE, PIECES, REAL_TILE, SPLIT, TILE,
+                                     Units)
 from tessera.passes.wgmma_kloop import WG_ROWS, KLoop, binop, index_const, is_scalar, match, refuse
 
 MAX_STAGES = 8
@@ -85,8 +89,13 @@ class Builder:
     """Builds the new kernel body from a matched K-loop (see the module docstring)."""
 
     def __init__(self, kl: KLoop, stages: int, group_m: int, schedule: str = "cooperative", cluster: int = 1,
-                 store: str = "tma", splitk: int = 1, multicast: str = "b"):
-        self.kl, self.cluster, self.splitk = kl, cluster, splitk
+                 store: str = "tma", splitk: int = 1, multicast: str = "b", streamk: bool = False):
+        self.kl, self.cluster, self.splitk, self.streamk = kl, cluster, splitk, streamk
+        if streamk and splitk > 1:
+            raise refuse(kl.mma, f"streamk with splitk={splitk}: stream-K already shares a tile's K steps among "
+                                 "CTAs", "use one of streamk=1 and splitk>1")
+        if streamk:
+            _uniform_k(kl)
         self.pair_axis = MULTICASTS.index(multicast)  # the grid axis whose neighbouring tiles a cluster takes
         self.shared = kl.b if multicast == "b" else kl.a
         self.pingpong = schedule == "pingpong"
@@ -94,10 +103,10 @@ class Builder:
             raise refuse(kl.mma, f"schedule=pingpong with a {kl.bm}x{kl.bn} tile: each consumer warpgroup keeps a "
                                  "whole 128 x BN tile in registers, so BM must be 128 and BN at most 128",
                          "use BM=128, BN<=128 for pingpong, or schedule=cooperative")
-        self.lay = plan_layout(kl, stages, self.pingpong, store, splitk)
+        self.lay = plan_layout(kl, stages, self.pingpong, store, splitk > 1 or streamk)
         self.grid_axes = 1 + max([op.axis.data for op in kl.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
-        self.units = Units(kl, group_m, cluster, splitk, self.pair_axis)
+        self.units = Units(kl, group_m, cluster, splitk, self.pair_axis, streamk)
 
     # -- the kernel body --------------------------------------------------------------
     def body(self) -> list[Operation]:
@@ -161,12 +170,13 @@ class Builder:
             units.rank = rank.result
             bid = binop(ops, arith.DivSIOp, bid, self.cluster)
             ncta = binop(ops, arith.DivSIOp, ncta, self.cluster)
-        start, step, it0 = bid, ncta, index_const(ops, 0)
+        first_unit, total, stride = units.walk(ops, total, bid, ncta)
+        start, step, it0 = first_unit, stride, index_const(ops, 0)
         alternate = role == "consumer" and self.pingpong
         if alternate:
-            start = binop(ops, arith.AddiOp, bid, binop(ops, arith.MuliOp, consumer, ncta))
-            step = binop(ops, arith.MuliOp, ncta, 2)
-            first = units.trip(ops, units.setup(ops, bid))  # consumer 1 starts after tile 0's steps
+            start = binop(ops, arith.AddiOp, first_unit, binop(ops, arith.MuliOp, consumer, stride))
+            step = binop(ops, arith.MuliOp, stride, 2)
+            first = units.trip(ops, units.setup(ops, first_unit))  # consumer 1 starts after unit 0's steps
             it0 = binop(ops, arith.MuliOp, consumer, first)
         block = Block(arg_types=[IndexType(), IndexType()])
         t, it = block.args
@@ -179,7 +189,7 @@ class Builder:
                                                      consumer), 2)
         it_out = self.k_loop(inner, role, it, mapping, consumer, turn)
         if alternate:
-            other = binop(inner, arith.AddiOp, t, ncta)
+            other = binop(inner, arith.AddiOp, t, stride)
             steps = units.trip(inner, units.setup(inner, other))
             real = arith.CmpiOp(other, total, "slt")
             skip = arith.SelectOp(real, steps, index_const(inner, 0))
@@ -266,11 +276,16 @@ class Builder:
             tma = (self.lay.stage_base, consumer) if self.lay.staging else None
             epilogue: list[Operation] = []
             for d, r in zip(drained, blocks_at):
-                if self.splitk == 1:
+                if self.splitk == 1 and not self.streamk:
                     Epilogue(kl, r, mapping, tma).lower(epilogue, d.result)
                     continue
-                fix = H.SplitkFixupOp(d.result, mapping[TILE], mapping[SPLIT], r, consumer, n=kl.bn,
-                                      splits=self.splitk, blocks=kl.bm // WG_ROWS, flag=self.lay.word)
+                if self.streamk:
+                    fix = H.StreamkFixupOp(d.result, mapping[TILE], mapping[PIECE], mapping[PIECES],
+                                           mapping[FIRST_SLOT], mapping[HEAD], r, consumer, n=kl.bn,
+                                           blocks=kl.bm // WG_ROWS, slot_stride=2 * self.cluster, flag=self.lay.word)
+                else:
+                    fix = H.SplitkFixupOp(d.result, mapping[TILE], mapping[SPLIT], r, consumer, n=kl.bn,
+                                          splits=self.splitk, blocks=kl.bm // WG_ROWS, flag=self.lay.word)
                 last: list[Operation] = []
                 Epilogue(kl, r, mapping, tma).lower(last, fix.result)
                 epilogue += [fix, scf.IfOp(fix.last, [], [*last, scf.YieldOp()])]
@@ -316,11 +331,31 @@ class Builder:
         ops += [started, scf.IfOp(started, [], release)]
 
 
+def _uniform_k(kl: KLoop) -> None:
+    """Stream-K lays the tiles' K steps end to end, so every tile must have the same K-loop: refuse bounds that
+    depend on the tile (a program id)."""
+    pids = {op.result for op in kl.prologue if isinstance(op, T.ProgramIdOp)}
+    seen: set = set()
+    todo = [kl.loop.lb, kl.loop.ub, kl.loop.step]
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v in pids:
+            raise refuse(kl.mma, "streamk with a K-loop whose bounds depend on tile.program_id: stream-K lays every "
+                                 "tile's K steps end to end, so all tiles need the same K range",
+                         "use splitk, or no K decomposition, for kernels whose K range varies by tile")
+        owner = getattr(v, "op", None)
+        if owner is not None and owner in kl.prologue:
+            todo += list(owner.operands)
+
+
 def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int,
                  schedule: str = "cooperative", cluster: int = 1, store: str = "tma", splitk: int = 1,
-                 multicast: str = "b") -> None:
+                 multicast: str = "b", streamk: bool = False) -> None:
     kl = match(kernel, mma)
-    builder = Builder(kl, stages, group_m, schedule, cluster, store, splitk, multicast)
+    builder = Builder(kl, stages, group_m, schedule, cluster, store, splitk, multicast, streamk)
     new_ops = builder.body()
     block = kernel.body.block
     ret = block.last_op
@@ -337,6 +372,8 @@ def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: 
             kernel.attributes["nv.cluster_axis"] = IntegerAttr(builder.pair_axis, i64)
     if splitk > 1:  # the runtime launches enough persistent CTAs for tiles x splits units
         kernel.attributes["nv.splitk"] = IntegerAttr(splitk, i64)
+    if streamk:  # ... and a CTA per SM for stream-K, whatever the grid
+        kernel.attributes["nv.streamk"] = IntegerAttr(1, i64)
 
 
 @register_pass
@@ -363,6 +400,10 @@ class WarpSpecialize(ModulePass):
             steps, run by different CTAs at once; they meet in a runtime-owned scratch buffer and the last to
             finish runs the epilogue on the sum (deterministic: added in split order). For grids with fewer
             tiles than SMs and a long K.
+        streamk: 0 or 1. With 1, the tiles that do not fill a whole wave of CTAs (with one wave before them)
+            are not dealt out whole: their K steps are shared equally among all CTAs, which sum a tile's pieces
+            as split-K does (deterministic for a given CTA count). It removes the idle SMs of a partial last
+            wave; the runtime launches one CTA per SM. Not with splitk > 1.
     """
 
     name = "warp-specialize"
@@ -375,6 +416,7 @@ class WarpSpecialize(ModulePass):
     multicast: str = "b"
     store: str = "tma"
     splitk: int = 1
+    streamk: int = 0
 
     def __post_init__(self) -> None:
         parse_arch(self.arch)
@@ -390,6 +432,8 @@ class WarpSpecialize(ModulePass):
         if self.multicast not in MULTICASTS:
             raise ValueError(f"warp-specialize: multicast={self.multicast} is not one of {', '.join(MULTICASTS)} "
                              "(the operand a 2-CTA cluster shares)")
+        if self.streamk not in (0, 1) or isinstance(self.streamk, bool):
+            raise ValueError(f"warp-specialize: streamk={self.streamk} must be 0 or 1")
         if self.store not in STORES:
             raise ValueError(f"warp-specialize: store={self.store} is not one of {', '.join(STORES)}")
 
@@ -407,7 +451,7 @@ class WarpSpecialize(ModulePass):
                 raise refuse(mmas[1], f"{len(mmas)} wgmma mmas in @{kernel.sym_name.data}: this lowering takes one")
             try:
                 lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule, self.cluster, self.store,
-                             self.splitk, self.multicast)
+                             self.splitk, self.multicast, bool(self.streamk))
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location

@@ -4,7 +4,7 @@ Offsets are bytes into the one dynamic shared block: A slots from 0, B slots
 after them, the TMA store epilogue's staging (16 KiB per consumer
 warpgroup, 1024-byte aligned like the slots) after B, then the `full`,
 `empty` and (ping-pong) `turn` barriers, 8 bytes each, then (split-K) one
-4-byte word per consumer warpgroup for `nv.splitk_fixup`'s verdict.
+4-byte word per consumer warpgroup for `nv.splitk_fixup`'s (`nv.streamk_fixup`'s) verdict.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def tma_storable(kl: KLoop) -> bool:
             kl.bn % H.WgaccStoreTmaOp.box_cols(elem) == 0)
 
 
-def plan_layout(kl: KLoop, stages: int, pingpong: bool, store: str = "tma", splitk: int = 1) -> Layout:
+def plan_layout(kl: KLoop, stages: int, pingpong: bool, store: str = "tma", fixup: bool = False) -> Layout:
     """The shared-memory map of a warp-specialised kernel: A and B rings, then (store=tma, when the epilogue
     can take it and it fits) the TMA store staging, then the barriers. Refusals name the tile and the limit."""
     eb = 2
@@ -98,7 +98,7 @@ def plan_layout(kl: KLoop, stages: int, pingpong: bool, store: str = "tma", spli
     if sw == 0:
         raise refuse(kl.mma, f"BK={kl.bk}: a K step must be at least 32 bytes (16 elements) for TMA swizzling")
     lay = Layout(stages, kl.bm * kl.bk * eb, kl.bn * kl.bk * eb, sw, sw // eb, 2 if pingpong else 0,
-                 words=kl.consumers if splitk > 1 else 0)
+                 words=kl.consumers if fixup else 0)
     limit = SMEM_LIMIT[(9, 0)]
     if store == "tma" and tma_storable(kl):
         with_staging = replace(lay, staging=kl.consumers * H.WgaccStoreTmaOp.STAGE_BYTES)

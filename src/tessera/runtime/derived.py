@@ -5,7 +5,7 @@ to the caller's pointers, sizes, strides and scalars, `tmap` parameters (a
 tensor map of a 2-D memref argument, a function of that argument's pointer,
 sizes and strides) and `grid` parameters (the logical grid of a persistent
 kernel, a function of the launch) and a `scratch` parameter (the address of a
-runtime-owned buffer of `dim` bytes per logical tile, `tessera.runtime.scratch`).
+runtime-owned buffer of `dim` bytes per logical tile and `per_cta` per CTA, `tessera.runtime.scratch`).
 The caller cannot know a device address a numpy array will get, nor the
 device's SM count, so these are derived here, in
 one place, for `CompiledKernel.launch` and `launch_values` alike: a list may
@@ -29,13 +29,13 @@ class DerivedParams:
     """
 
     def __init__(self, params, signature, persistent: bool, kernel: str, sm_count, cluster: int = 1,
-                 splitk: int = 1, cluster_axis: int = 0):
+                 splitk: int = 1, cluster_axis: int = 0, streamk: bool = False):
         self.kernel, self.persistent, self._sm_count, self.cluster = kernel, persistent, sm_count, cluster
-        self.splitk, self.cluster_axis = splitk, cluster_axis
+        self.splitk, self.cluster_axis, self.streamk = splitk, cluster_axis, streamk
         self.count = len(params)
         self.tmaps = tma.slots_of(signature)
         self.grid_params = tuple((i, p.dim) for i, p in enumerate(params) if p.role == "grid")
-        self.scratch_params = tuple((i, p.dim) for i, p in enumerate(params) if p.role == "scratch")
+        self.scratch_params = tuple((i, p.dim, p.per_cta) for i, p in enumerate(params) if p.role == "scratch")
         self.scratch = Scratch(kernel)
         derived = {i for i, p in enumerate(params) if p.role in ("tmap", "grid", "scratch")}
         self.given = tuple(i for i in range(self.count) if i not in derived)  # positions the caller fills
@@ -51,7 +51,7 @@ class DerivedParams:
             pass
         if self.persistent:
             found = physical_grid(grid, self._sm_count(device), self.kernel, self.cluster, self.splitk,
-                                  self.cluster_axis)
+                                  self.cluster_axis, self.streamk)
         else:
             dims = logical_grid(grid, self.kernel)
             found = (dims, dims)
@@ -88,8 +88,9 @@ class DerivedParams:
                 physical, logical = self.launch_grid(grid, device)
             for at, dim in self.grid_params:
                 full[at] = logical[dim]
-            for at, per_tile in self.scratch_params:
-                full[at] = self.scratch.address(device, scratch_bytes(per_tile, logical), host, stream_key(stream))
+            for at, per_tile, per_cta in self.scratch_params:
+                full[at] = self.scratch.address(device, scratch_bytes(per_tile, logical, per_cta, physical), host,
+                                                stream_key(stream))
             if self.persistent:
                 grid = physical
         return grid, full

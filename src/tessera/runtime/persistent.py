@@ -32,18 +32,21 @@ def logical_grid(grid, kernel: str | None = None) -> tuple[int, int, int]:
 
 
 def physical_grid(grid, sm_count: int, kernel: str | None = None, cluster: int = 1, splitk: int = 1,
-                  cluster_axis: int = 0) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+                  cluster_axis: int = 0, streamk: bool = False) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """(physical grid, logical grid) of a persistent launch over `grid` on a device of `sm_count` SMs:
     (min(g0*g1*g2, sm_count), 1, 1) CTAs, and (g0, g1, g2) for the kernel's grid parameters.
 
     With clusters of `cluster` CTAs (which take `cluster` consecutive tile rows together) the CTA count is
     `cluster` times min(ceil(g0 / cluster) * g1 * g2, sm_count // cluster): whole clusters, one CTA per SM
     (ceil(g1 / cluster) * g0 * g2 when the cluster takes neighbouring columns, `cluster_axis` 1).
-    A split-K kernel has `splitk` units of work per logical CTA (tile), so as many times the CTAs to fill.
+    A split-K kernel has `splitk` units of work per logical CTA (tile), so as many times the CTAs to fill; a
+    stream-K kernel shares the K steps of the last waves among all CTAs, so it takes one CTA per SM always.
     """
     dims = logical_grid(grid, kernel)
     if type(sm_count) is not int or sm_count < cluster:
         raise RuntimeLaunchError(RUNTIME_LAUNCH_FAILED, f"the device reported {sm_count!r} SMs; a persistent launch "
                                  f"of {cluster}-CTA clusters needs the count", kernel=kernel)
     pairs = [-(-d // cluster) if axis == cluster_axis else d for axis, d in enumerate(dims)]
+    if streamk:
+        return (cluster * (sm_count // cluster), 1, 1), dims
     return (cluster * min(pairs[0] * pairs[1] * pairs[2] * splitk, sm_count // cluster), 1, 1), dims

@@ -1,9 +1,9 @@
-"""Scratch memory the runtime owns for a kernel: split-K's partial blocks and arrival counters.
+"""Scratch memory the runtime owns for a kernel: split-K's (stream-K's) partial blocks and arrival counters.
 
-A kernel with `nv.splitk_fixup` ops has a `scratch` parameter (emit_cuda's
-KernelParam, `dim` = bytes per logical tile). The caller never sees it: the
+A kernel with `nv.splitk_fixup` or `nv.streamk_fixup` ops has a `scratch` parameter (emit_cuda's
+KernelParam: `dim` bytes per logical tile, `per_cta` per launched CTA). The caller never sees it: the
 launch fills in the address of a buffer kept per (kernel, device, stream,
-backend), sized for the logical grid. The buffer starts zeroed (the counters) and each
+backend), sized for the logical and the launched grid. The buffer starts zeroed (the counters) and each
 complete launch leaves the counters at zero again (the last split resets its
 tile's), so one buffer serves every launch; it grows, zeroed, when a larger
 grid needs more, and a failed launch drops it (counters may be left raised).
@@ -20,9 +20,11 @@ from tessera.ir.diagnostics import RUNTIME_LAUNCH_FAILED
 from tessera.runtime.errors import RuntimeLaunchError
 
 
-def scratch_bytes(per_tile: int, logical: tuple[int, int, int]) -> int:
-    """The scratch a launch over the logical grid needs: one record of `per_tile` bytes per logical tile."""
-    return per_tile * logical[0] * logical[1] * logical[2]
+def scratch_bytes(per_tile: int, logical: tuple[int, int, int], per_cta: int = 0,
+                  physical: tuple[int, int, int] = (0, 1, 1)) -> int:
+    """The scratch a launch needs: `per_tile` bytes per logical tile and `per_cta` per CTA of the `physical` grid
+    (stream-K's slots come first, then the per-tile counters)."""
+    return per_tile * logical[0] * logical[1] * logical[2] + per_cta * physical[0] * physical[1] * physical[2]
 
 
 def stream_key(stream) -> int:
