@@ -189,20 +189,27 @@ def test_split_k_kernel_has_the_scratch_parameter_coalesced_partials_and_no_loca
     assert not has_local_memory(ck.cubin) and not has_local_memory(sass)
 
 
-def test_disagreeing_split_k_records_are_a_coded_emit_error():
-    text = """
-func.func @two(%t: index) attributes {nv.num_threads = 384 : i64, nv.arch = "sm_90a", nv.smem_bytes = 1024 : i64} {
-  %a = nv.fill {value = 1.0 : f64} : vector<64xf32>
-  %b = nv.fill {value = 1.0 : f64} : vector<32xf32>
-  %s, %l = nv.splitk_fixup %a, %t, %t, %t, %t {n = 128 : i64, splits = 2 : i64, blocks = 2 : i64, flag = 0 : i64} : vector<64xf32> -> vector<64xf32>
-  %u, %m = nv.splitk_fixup %b, %t, %t, %t, %t {n = 64 : i64, splits = 2 : i64, blocks = 2 : i64, flag = 0 : i64} : vector<32xf32> -> vector<32xf32>
+_SPLITK_64 = ("%u, %m = nv.splitk_fixup %b, %t, %t, %t, %t {n = 64 : i64, splits = 2 : i64, blocks = 2 : i64, "
+              "flag = 0 : i64} : vector<32xf32> -> vector<32xf32>")
+_STREAMK_64 = ("%u, %m = nv.streamk_fixup %b, %t, %t, %t, %t, %t, %t, %t {n = 64 : i64, blocks = 2 : i64, "
+               "slot_stride = 2 : i64, flag = 0 : i64} : vector<32xf32> -> vector<32xf32>")
+
+
+@pytest.mark.parametrize("second", [_SPLITK_64, _STREAMK_64], ids=["two-split-k-records", "split-k-and-stream-k"])
+def test_disagreeing_scratch_layouts_are_a_coded_emit_error(second):
+    text = f"""
+func.func @two(%t: index) attributes {{nv.num_threads = 384 : i64, nv.arch = "sm_90a", nv.smem_bytes = 1024 : i64}} {{
+  %a = nv.fill {{value = 1.0 : f64}} : vector<64xf32>
+  %b = nv.fill {{value = 1.0 : f64}} : vector<32xf32>
+  %s, %l = nv.splitk_fixup %a, %t, %t, %t, %t {{n = 128 : i64, splits = 2 : i64, blocks = 2 : i64, flag = 0 : i64}} : vector<64xf32> -> vector<64xf32>
+  {second}
   func.return
-}"""
+}}"""
     from tessera.ir.parse import parse_module
     from tessera.ir import diagnostics as D
     with pytest.raises(D.TesseraError) as err:
         emit_cuda(parse_module(text))
-    assert err.value.code == D.EMIT_UNSUPPORTED and "disagree on the scratch record" in str(err.value)
+    assert err.value.code == D.EMIT_UNSUPPORTED and "disagree on the scratch layout" in str(err.value)
 
 
 def test_split_k_scratch_survives_a_refused_argument_and_is_replaced_after_a_failed_launch(monkeypatch):

@@ -32,8 +32,10 @@ NP = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
 
 def _emit(traced, stages: int, schedule: str, cluster: int = 1, store: str = "tma", splitk: int = 1,
           multicast: str = "b"):
+    """splitk "stream": stream-K (warp-specialize streamk=1)."""
+    k_split = "streamk=1" if splitk == "stream" else f"splitk={splitk}"
     module, _ = lower(traced, f"tessera-lower-to-nv{{arch=sm_90a stages={stages} schedule={schedule} "
-                              f"cluster={cluster} store={store} splitk={splitk} multicast={multicast}}}", "sm_90a")
+                              f"cluster={cluster} store={store} {k_split} multicast={multicast}}}", "sm_90a")
     return emit_cuda(module)
 
 
@@ -194,3 +196,76 @@ def test_split_k_in_one_launch_is_deterministic_and_a_wrong_last_split_is_caught
 
     wrong, ref = _gemm(300, 264, 1000, "bf16", cfg, full=False, edit=second_wins)
     assert rel_error(np.nan_to_num(wrong, nan=1e6), ref) > 0.1
+
+
+# Stream-K on the emulator's 3 persistent CTAs (2 clusters of 2): (M, N, K) and config (splitk "stream"). With
+# P = 3 the streamed tiles are the partial last wave plus one wave (all tiles when fewer than 3); each CTA's range
+# is an equal share of their K steps, so tiles are cut into 2 pieces, or 3 when there are fewer tiles than CTAs.
+STREAM = {
+    # 2 x 2 tiles of 4 K steps, all streamed: 16 steps in ranges of 6, 5, 5 -> tiles of 1, 2, 2 and 1 pieces
+    "coop-128x128-all-streamed": ((200, 200, 200), (128, 128, 64, 3, "cooperative", 1, "tma", "stream")),
+    # 2 x 5 tiles: 6 dealt whole (2 per CTA), the last 4 streamed
+    "coop-128x64-whole-then-streamed": ((200, 300, 200), (128, 64, 64, 3, "cooperative", 1, "tma", "stream")),
+    "pingpong-128x64-whole-then-streamed": ((200, 300, 200), (128, 64, 64, 3, "pingpong", 1, "tma", "stream")),
+    # one tile of 10 K steps over 3 CTAs: 3 pieces
+    "coop-128x128-one-tile-three-pieces": ((100, 100, 640), (128, 128, 64, 3, "cooperative", 1, "tma", "stream")),
+    # one K step per tile and fewer tiles than CTAs: nothing to cut, every tile is whole
+    "coop-128x128-one-step": ((100, 100, 32), (128, 128, 64, 3, "cooperative", 1, "tma", "stream")),
+    "pingpong-128x128-long-k": ((200, 200, 640), (128, 128, 64, 3, "pingpong", 1, "tma", "stream")),
+    # clusters stream pairs of tile rows (3 rows: the second CTA of the last pair has no tile)
+    "coop-128x64-cluster2": ((300, 264, 200), (128, 64, 64, 3, "cooperative", 2, "tma", "stream")),
+    "pingpong-128x128-cluster2": ((300, 264, 200), (128, 128, 64, 3, "pingpong", 2, "tma", "stream")),
+    "coop-256x64-two-blocks-each": ((200, 136, 200), (256, 64, 64, 3, "cooperative", 1, "tma", "stream")),
+    "coop-128x128-registers": ((200, 200, 200), (128, 128, 64, 3, "cooperative", 1, "registers", "stream")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STREAM))
+def test_stream_k_on_the_host_emulator_matches_float64(name):
+    shape, cfg = STREAM[name]
+    got, ref = _gemm(*shape, "bf16", cfg, full=False)
+    assert not np.isnan(got).any()
+    assert rel_error(got, ref) <= error_bound("bf16")
+
+
+@pytest.mark.parametrize("name", ["coop-128x128-all-streamed", "pingpong-128x64-whole-then-streamed"])
+def test_stream_k_full_epilogue_runs_once_on_the_sum(name):
+    """beta * C and the residual are read by the epilogue: run on a partial sum, or twice, it would show."""
+    shape, cfg = STREAM[name]
+    got, ref = _gemm(*shape, "f16", cfg, full=True, seed=3)
+    assert rel_error(got, ref) <= error_bound("f16")
+
+
+def _edit(old: str, new: str):
+    def edit(em):
+        assert em.source.count(old) >= 1, old
+        return replace(em, source=em.source.replace(old, new))
+    return edit
+
+
+@pytest.mark.parametrize("name, edit", [
+    ("coop-128x128-one-tile-three-pieces",
+     _edit("tsr_atom_add_u32(cnt_, 1u) == sknp - 1u", "tsr_atom_add_u32(cnt_, 1u) == 1u")),
+    ("coop-128x128-one-tile-three-pieces", _edit("p_ < sknp;", "p_ < 1u;")),
+    ("coop-128x128-one-tile-three-pieces", _edit("own_ * ", "(own_ ^ 1u) * ")),
+], ids=["second-of-three-runs-the-epilogue", "the-sum-skips-later-pieces", "a-piece-in-the-wrong-slot"])
+def test_stream_k_mutations_are_caught(name, edit):
+    """The fixture shapes do cut tiles into pieces: letting the second of three arrivals sum (it has not seen the
+    third), dropping pieces from the sum, or storing a piece in its CTA's other slot must each break the result."""
+    shape, cfg = STREAM[name]
+    got, ref = _gemm(*shape, "bf16", cfg, full=False, edit=edit)
+    assert rel_error(np.nan_to_num(got, nan=1e6), ref) > 0.05
+
+
+def test_stream_k_other_cta_counts_cut_differently_and_still_match():
+    """The cut points follow the CTA count (2 and 5 here, besides 3 above); every count sums the same product."""
+    import tessera.codegen.emit_host as EH
+    shape, cfg = STREAM["coop-128x64-whole-then-streamed"]
+    old = EH.PERSISTENT_CTAS
+    try:
+        for ctas in (2, 5):
+            EH.PERSISTENT_CTAS = ctas
+            got, ref = _gemm(*shape, "bf16", cfg, full=False)
+            assert rel_error(got, ref) <= error_bound("bf16")
+    finally:
+        EH.PERSISTENT_CTAS = old

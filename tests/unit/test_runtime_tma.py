@@ -336,6 +336,17 @@ def test_a_split_k_kernel_gets_a_cta_per_unit_of_work_up_to_one_wave():
     assert physical_grid((1, 63), 132, cluster=2) == ((126, 1, 1), (1, 63, 1))  # pairing rows: 63 pairs, one spare each
 
 
+def test_a_stream_k_kernel_gets_a_cta_per_sm_and_scratch_per_tile_and_per_cta():
+    """Stream-K shares the streamed tiles' K steps among all CTAs, so even 8 tiles get one CTA per SM (whole
+    clusters); its scratch is a counter record per logical tile plus two slots per launched CTA."""
+    from tessera.runtime.scratch import scratch_bytes
+    assert physical_grid((2, 4), 132, streamk=True) == ((132, 1, 1), (2, 4, 1))
+    assert physical_grid((64, 64), 132, streamk=True) == ((132, 1, 1), (64, 64, 1))
+    assert physical_grid((3, 8), 131, cluster=2, streamk=True) == ((130, 1, 1), (3, 8, 1))
+    assert scratch_bytes(16, (2, 4, 1)) == 128
+    assert scratch_bytes(16, (2, 4, 1), 2 * 131072, (132, 1, 1)) == 128 + 132 * 262144
+
+
 @pytest.mark.parametrize("grid, sms", [(0, 132), ((2, 0), 132), ("4", 132), ((1, 2, 3, 4), 132), (2.0, 132),
                                        ((2**16, 2**16), 132), ((4, 4), 0)])
 def test_bad_persistent_grids_are_coded(grid, sms):
