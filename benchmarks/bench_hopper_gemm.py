@@ -16,7 +16,7 @@ Tessera: `tessera_gemm` compiles kernels/gemm.py (TRANS_B) for --arch through `t
 launches it; its config comes from TESSERA_CONFIGS through `tessera.ops.autotune` (disk cache in
 $TESSERA_CACHE_DIR, pin one with TESSERA_PIN_GEMM=BM=128,BN=256,BK=64,stages=4,SPLIT_K=1,splitk=1,schedule=cooperative,cluster=2;
 splitk=S is split-K in one launch, SPLIT_K=S the two-launch kernels/gemm_splitk.py; multicast=a makes a 2-CTA
-cluster pair tile columns and share A instead of rows sharing B). Each candidate is
+cluster pair tile columns and share A instead of rows sharing B; streamk=1 is stream-K). Each candidate is
 checked against the reference before it is timed, so a wrong kernel is never chosen. A compile error is
 recorded once per (dtype, config, epilogue) and the peers carry on: nothing falls back silently.
 
@@ -114,6 +114,19 @@ TESSERA_CONFIGS = [  # tried in this order; the autotuner keeps the fastest corr
     {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 2, "schedule": "pingpong", "cluster": 2, "multicast": "b"},
     {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 4, "schedule": "cooperative", "cluster": 1, "multicast": "b"},  # 1 wave of 128
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1, "multicast": "b"},  # few tiles
+    # stream-K (warp-specialize streamk=1): the partial last wave's K steps shared by every SM
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2,
+     "multicast": "b", "streamk": 1},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1,
+     "multicast": "b", "streamk": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 1,
+     "multicast": "b", "streamk": 1},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1,
+     "multicast": "b", "streamk": 1},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "SPLIT_K": 1, "splitk": 1, "schedule": "pingpong", "cluster": 1,
+     "multicast": "b", "streamk": 1},
+    {"BM": 256, "BN": 128, "BK": 64, "stages": 4, "SPLIT_K": 1, "splitk": 1, "schedule": "cooperative", "cluster": 2,
+     "multicast": "b", "streamk": 1},
 ]
 BOUNDS = {"bf16": 2e-2, "f16": 5e-3}
 IMPLS = ("cublas", "triton", "tessera")
@@ -387,7 +400,8 @@ def tessera_gemm(A, W, out, config: dict, *, bias=None, activation: str = "none"
                                arch=arch, pipeline=_pipeline(arch, config))
 
     ck = _compile_once(("gemm", dt, BM, BN, BK, stages, config.get("schedule"), config.get("cluster", 1),
-                        config.get("splitk", 1), config.get("multicast", "b"), bias is not None, activation, arch),
+                        config.get("splitk", 1), config.get("multicast", "b"), config.get("streamk", 0),
+                        bias is not None, activation, arch),
                        build, config, dt, bias, activation, arch)
     M, N = A.shape[0], W.shape[0]
     g = grid(M, N, BM=BM, BN=BN)
@@ -403,12 +417,12 @@ _workspaces: dict = {}
 
 
 def _pipeline(arch: str, config: dict) -> str:
-    """The named pipeline with the config's stages, warp-specialize schedule, cluster and in-kernel split-K
-    (ignored off sm_90a)."""
+    """The named pipeline with the config's stages, warp-specialize schedule, cluster, in-kernel split-K and
+    stream-K (ignored off sm_90a)."""
     from tessera.compiler.driver import default_pipeline
 
     return default_pipeline(arch, config["stages"], config.get("schedule", "cooperative"), config.get("cluster", 1),
-                            config.get("splitk", 1), config.get("multicast", "b"))
+                            config.get("splitk", 1), config.get("multicast", "b"), bool(config.get("streamk", 0)))
 
 
 def _compile_once(key, build, config, dt, bias, activation, arch):

@@ -59,7 +59,7 @@ def _run(M, N, K, dtype, cfg, epilogue, seed):
     meta = dict(BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], TRANS_B=True, ACTIVATION="gelu" if epilogue else "none")
     pipeline = (f"tessera-lower-to-nv{{arch=sm_90a stages={cfg['stages']} "
                 f"schedule={cfg.get('schedule', 'cooperative')} cluster={cfg.get('cluster', 1)} "
-                f"splitk={cfg.get('splitk', 1)} multicast={cfg.get('multicast', 'b')}}}")
+                f"splitk={cfg.get('splitk', 1)} multicast={cfg.get('multicast', 'b')} streamk={cfg.get('streamk', 0)}}}")
     ck = tessera.compile(G.gemm.trace(*specs, **meta), arch="sm_90a", pipeline=pipeline)
     args = [A, W, out] + ([Bias, Res] if epilogue else []) + [alpha]
     rec = ck.launch(G.grid(M, N, **meta), args, sync=True)
@@ -129,6 +129,27 @@ def test_split_k_in_one_launch_repeats_bit_for_bit(shape, cfg):
     """warp-specialize splitk=S with bias + gelu + residual: right against float64, and a second launch (the
     runtime's scratch counters left at zero by the first) gives the same bits: the splits are added in order."""
     ck, args, out, got = _run(*shape, "bf16", cfg, epilogue=True, seed=3)
+    out.fill_(float("nan"))
+    ck.launch(G.grid(shape[0], shape[1], BM=cfg["BM"], BN=cfg["BN"]), args, sync=True)
+    again = out.float().cpu().numpy().astype(np.float64)
+    assert np.array_equal(got, again)
+
+
+STREAMK = [dict(BM=128, BN=256, BK=64, stages=4, streamk=1), dict(BM=128, BN=256, BK=64, stages=4, cluster=2, streamk=1),
+           dict(BM=128, BN=128, BK=64, stages=6, schedule="pingpong", streamk=1),
+           dict(BM=128, BN=64, BK=64, stages=8, schedule="pingpong", streamk=1),
+           dict(BM=256, BN=128, BK=64, stages=4, cluster=2, streamk=1)]
+
+
+@pytest.mark.parametrize("cfg", STREAMK, ids=["coop-128x256", "coop-128x256-c2", "pingpong-128x128", "pingpong-128x64",
+                                              "coop-256x128-c2"])
+@pytest.mark.parametrize("shape", [(1024, 1024, 16384), (4096, 4096, 1024), (2048, 2048, 2048), (300, 136, 1000),
+                                   (4000, 264, 72)], ids=lambda s: "x".join(map(str, s)))
+def test_stream_k_repeats_bit_for_bit(shape, cfg):
+    """warp-specialize streamk=1 with bias + gelu + residual: the partial last wave's K steps shared by all SMs
+    (fewer tiles than SMs, 3.9 waves, a tile per SM, small grids, one K step), right against float64, and a
+    second launch gives the same bits (the pieces are added in order; the counters were left at zero)."""
+    ck, args, out, got = _run(*shape, "bf16", cfg, epilogue=True, seed=5)
     out.fill_(float("nan"))
     ck.launch(G.grid(shape[0], shape[1], BM=cfg["BM"], BN=cfg["BN"]), args, sync=True)
     again = out.float().cpu().numpy().astype(np.float64)

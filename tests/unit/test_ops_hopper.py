@@ -172,12 +172,17 @@ def test_ops_gemm_runs_a_pinned_cluster_config_on_an_emulated_sm90_device(tmp_pa
     assert rel_error(out.astype(np.float64), ref) <= error_bound("f16")
 
 
-@pytest.mark.parametrize("pin", ["BM=128,BN=128,BK=64,stages=4,schedule=cooperative,cluster=1,splitk=3,multicast=b",
-                                 "BM=128,BN=64,BK=64,stages=4,schedule=pingpong,cluster=2,splitk=2,multicast=a"])
-def test_ops_gemm_splits_k_in_one_launch_and_its_scratch_is_ready_for_the_next(tmp_path, monkeypatch, pin):
-    """Split-K through ops.gemm on the emulated device: the runtime supplies the scratch buffer (the caller passes
-    nothing extra), each launch leaves its counters at zero, so a second launch on new data is right too, and
-    both are bit-identical to a third on the first data (the splits are added in order, whoever finishes last)."""
+@pytest.mark.parametrize("pin, M, N", [
+    ("BM=128,BN=128,BK=64,stages=4,schedule=cooperative,cluster=1,splitk=3,multicast=b", 300, 200),
+    ("BM=128,BN=64,BK=64,stages=4,schedule=pingpong,cluster=2,splitk=2,multicast=a", 300, 200),
+    # stream-K: 2 x 2 tiles on the emulated device's 3 SMs, all streamed (tiles cut in two)
+    ("BM=128,BN=128,BK=64,stages=6,schedule=pingpong,cluster=1,splitk=1,multicast=b,streamk=true", 200, 200),
+    ("BM=128,BN=256,BK=64,stages=4,schedule=cooperative,cluster=1,splitk=1,multicast=b,streamk=true", 200, 264)])
+def test_ops_gemm_splits_k_in_one_launch_and_its_scratch_is_ready_for_the_next(tmp_path, monkeypatch, pin, M, N):
+    """Split-K (stream-K) through ops.gemm on the emulated device: the runtime supplies the scratch buffer (the
+    caller passes nothing extra), each launch leaves its counters at zero, so a second launch on new data is
+    right too, and both are bit-identical to a third on the first data (the pieces are added in order, whoever
+    finishes last)."""
     import numpy as np
 
     import tessera.ops as ops
@@ -187,7 +192,7 @@ def test_ops_gemm_splits_k_in_one_launch_and_its_scratch_is_ready_for_the_next(t
 
     monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", pin)
-    M, N, K = 300, 200, 1000  # ragged tiles; 16 K steps over 2 or 3 splits
+    K = 1000  # ragged tiles; 16 K steps over 2 or 3 splits (pieces)
     f = lambda x: x.astype(np.float64)  # noqa: E731
     outs = []
     with testing.emulate_on_host("sm_90") as host:
@@ -201,6 +206,7 @@ def test_ops_gemm_splits_k_in_one_launch_and_its_scratch_is_ready_for_the_next(t
                      activation="relu", out=FakeDeviceArray(out))
             rec = ops.last_run()
             assert rec.arch == "sm_90a" and rec.config["splitk"] == int(pin.split("splitk=")[1][0])
+            assert rec.config["streamk"] == ("streamk=true" in pin)
             ref = G.reference_gemm(f(a), f(w), None, f(bias), None, 1.0, None, trans_b=True, activation="relu")
             assert rel_error(f(out), ref) <= error_bound("f16")
             outs.append(out)

@@ -219,9 +219,10 @@ def _build(lane, device, in_dt, out_dt, reads_c, Bias, R, ta, tb, act, cfg) -> P
     config = {**cfg.meta(), "stages": cfg.stages, "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
     if isinstance(cfg, H.HopperConfig):  # sm_90a: warp-specialised wgmma + TMA (see tessera.ops._hopper)
         config.update(schedule=cfg.schedule, cluster=cfg.cluster, splitk=cfg.splitk, multicast=cfg.multicast,
-                      config_source=cfg.source)
+                      streamk=cfg.streamk, config_source=cfg.source)
         compiled = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg.stages, schedule=cfg.schedule,
-                                  cluster=cfg.cluster, splitk=cfg.splitk, multicast=cfg.multicast)
+                                  cluster=cfg.cluster, splitk=cfg.splitk, multicast=cfg.multicast,
+                                  streamk=cfg.streamk)
         return Plan("gemm", lane, compiled.traced, compiled, config)
     if lane == "cuda":
         compiled = compile_cached(G.gemm, specs, meta, arch=device_arch(device), stages=cfg.stages)

@@ -46,6 +46,15 @@ HOPPER_CANDIDATES = [
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "a"},
     {"BM": 256, "BN": 128, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "b"},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2, "splitk": 1, "multicast": "a"},
+    # stream-K: the key only where it is on, so pins written before it stay valid
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "b",
+     "streamk": True},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 1, "multicast": "b",
+     "streamk": True},
+    {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 1, "splitk": 1, "multicast": "b",
+     "streamk": True},
+    {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 1, "multicast": "b",
+     "streamk": True},
 ]
 TMA_DTYPES = ("bf16", "f16")
 SPLITK_MIN_K = 4096  # below this a split's K-loop is too short to pay for the partials' round trip
@@ -61,14 +70,16 @@ class HopperConfig:
     cluster: int = 1  # CTAs per thread-block cluster (2: the pair shares B through TMA multicast)
     splitk: int = 1  # K splits per tile, summed in the same launch (warp-specialize splitk=)
     multicast: str = "b"  # with cluster=2, the operand the pair shares: b (pairs of tile rows) or a (columns)
+    streamk: bool = False  # the partial last wave's K steps shared by every SM (warp-specialize streamk=1)
     source: str = "default"  # default | pinned | cache | measured
 
     def meta(self) -> dict:
         return {"BM": self.BM, "BN": self.BN, "BK": self.BK}
 
     def as_dict(self) -> dict:
-        return {"BM": self.BM, "BN": self.BN, "BK": self.BK, "stages": self.stages, "schedule": self.schedule,
-                "cluster": self.cluster, "splitk": self.splitk, "multicast": self.multicast}
+        out = {"BM": self.BM, "BN": self.BN, "BK": self.BK, "stages": self.stages, "schedule": self.schedule,
+               "cluster": self.cluster, "splitk": self.splitk, "multicast": self.multicast}
+        return {**out, "streamk": True} if self.streamk else out
 
 
 def _tma_ok(v) -> bool:
@@ -166,7 +177,7 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, progress: bool | N
         meta = {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"], "TRANS_B": True, "ACTIVATION": "none"}
         ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg["stages"], schedule=cfg["schedule"],
                             cluster=cfg.get("cluster", 1), splitk=cfg.get("splitk", 1),
-                            multicast=cfg.get("multicast", "b"))
+                            multicast=cfg.get("multicast", "b"), streamk=cfg.get("streamk", False))
         grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
         stream = torch.cuda.current_stream()
         for _ in range(2):
