@@ -1,13 +1,15 @@
-"""A/B one edit of the emitted CUDA on the GPU: the kernel as compiled (A) against the same kernel with an edit
+"""A/B edits of the emitted CUDA on the GPU: the kernel as compiled (A) against the same kernel with an edit
 applied to its source (B), side by side, checked against each other, timed alternately with an L2 flush.
 
     python3 benchmarks/ab_source_edit.py --drop-lines "tsr_tma_store_2d(" [--runs 50]
+    python3 benchmarks/ab_source_edit.py --edit b-evict-first --edit desc-add [--runs 50]
 
-The edit drops every source line containing the given text (through `tessera.compiler.testing.inject_faults`,
-the fault-injection hook, so the compiler itself is unchanged). It answers "what does this emitted feature buy"
-without a switch in the product (B may compute something else: dropping the output stores times the kernel
-without its writes; `bitwise_equal` says whether A and B agreed). The shapes and configs are DEFAULT's (what
-v10 of bench_hopper_gemm chose). Prints one line per shape and writes JSON to $OUT/ab_source_edit.json.
+--drop-lines drops every source line containing the given text; --edit applies one of EDITS (each its own B,
+timed against the same A). Edits go through `tessera.compiler.testing.inject_faults`, the fault-injection hook,
+so the compiler itself is unchanged. It answers "what would this emitted change buy" without a switch in the
+product (B may compute something else: dropping the output stores times the kernel without its writes;
+`bitwise_equal` says whether A and B agreed). The shapes and configs are DEFAULT's (what v10 of
+bench_hopper_gemm chose). Prints one line per (shape, edit) and writes JSON to $OUT/ab_source_edit.json.
 """
 
 from __future__ import annotations
@@ -29,11 +31,63 @@ DEFAULT = {  # shape -> the config v10 of bench_hopper_gemm chose for it
 }
 
 
+_EVICT = """
+static __device__ __forceinline__ void tsr_tma_load_2d_hint(unsigned dst, const tsr_tensormap* map, int c0, int c1,
+                                                            unsigned bar, unsigned long long policy) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+               " [%0], [%1, {%2, %3}], [%4], %5;\\n"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
+               : "memory");
+}
+static __device__ __forceinline__ unsigned long long tsr_policy_evict_first() {
+  unsigned long long p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\\n" : "=l"(p));
+  return p;
+}
+static __device__ __forceinline__ unsigned long long tsr_policy_evict_last() {
+  unsigned long long p;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\\n" : "=l"(p));
+  return p;
+}
+"""
+
+
+def _hint(operand: str, policy: str):
+    """The plain TMA loads of `operand` (A or B) with an L2 eviction-priority hint (`policy`)."""
+    def edit(src: str) -> str:
+        at = src.index("\n}\n", src.index("void tsr_tma_load_2d(")) + 3  # after the plain load's definition
+        src = src[:at] + _EVICT.lstrip("\n") + src[at:]
+        lines = [line.replace("tsr_tma_load_2d(", "tsr_tma_load_2d_hint(").replace(");", f", {policy}());")
+                 if f"&{operand}_tmap" in line and "tsr_tma_load_2d(" in line else line for line in src.splitlines()]
+        return "\n".join(lines)
+    return edit
+
+
+def _desc_add(src: str) -> str:
+    """wgmma descriptors of a K step as the first step's plus the offset (>> 4), which nvcc computes once: the
+    start field is addr >> 4 of a shared address below 2^18, so adding offset >> 4 never carries out of it."""
+    import re
+    return re.sub(r"tsr_wgmma_desc\((\w+) \+ (\d+)u, (0x[0-9a-fA-F]+ull)\)",
+                  lambda m: f"(tsr_wgmma_desc({m[1]}, {m[3]}) + {int(m[2]) >> 4}ull)", src)
+
+
+EDITS = {  # name -> source edit (each is one B)
+    "b-evict-first": _hint("B", "tsr_policy_evict_first"),
+    "a-evict-last": _hint("A", "tsr_policy_evict_last"),
+    "desc-add": _desc_add,
+}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--drop-lines", required=True, help="drop emitted source lines containing this text (B)")
+    p.add_argument("--drop-lines", default=None, help="drop emitted source lines containing this text (a B)")
+    p.add_argument("--edit", action="append", default=[], choices=sorted(EDITS), help="a named edit (a B each)")
     p.add_argument("--runs", type=int, default=50)
     a = p.parse_args()
+    edits = {f"drop '{a.drop_lines}'": lambda src: "\n".join(l for l in src.splitlines() if a.drop_lines not in l)}
+    edits = {**(edits if a.drop_lines else {}), **{name: EDITS[name] for name in a.edit}}
+    if not edits:
+        p.error("give --drop-lines and/or --edit")
     import torch
 
     import tessera
@@ -52,35 +106,45 @@ def main() -> int:
         traced = G.gemm.trace(*specs, BM=cfg["BM"], BN=cfg["BN"], BK=64, TRANS_B=True)
         pipe = default_pipeline("sm_90a", cfg["stages"], cfg["schedule"], cfg["cluster"], cfg["splitk"])
         ka = tessera.compile(traced, "sm_90a", pipeline=pipe)
-        drop = lambda src: "\n".join(l for l in src.splitlines() if a.drop_lines not in l)  # noqa: E731
-        with testing.inject_faults(source=drop):
-            kb = tessera.compile(traced, "sm_90a", pipeline=pipe)
-        assert ka.source != kb.source, f"no line contains {a.drop_lines!r}"
-        outs = [torch.empty(M, N, device="cuda", dtype=torch.bfloat16) for _ in range(2)]
-        grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
-        calls = [lambda k=k, o=o: k.launch(grid, [A, W, o, 1.0]) for k, o in zip((ka, kb), outs)]
-        for c in calls:
-            c()
-        torch.cuda.synchronize()
-        same = bool(torch.equal(outs[0], outs[1]))
-        times = [[], []]
-        for r in range(a.runs):
-            for i in (r % 2, 1 - r % 2):
-                flush.zero_()
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                calls[i]()
-                e.record()
-                e.synchronize()
-                times[i].append(s.elapsed_time(e))
-        ma, mb = statistics.median(times[0]), statistics.median(times[1])
-        rows.append({"shape": [M, N, K], "config": cfg, "a_ms": ma, "b_ms": mb, "b_over_a_time": mb / ma,
-                     "bitwise_equal": same})
-        print(f"{M}x{N}x{K}: A {ma * 1e3:.1f} us, B (without '{a.drop_lines}') {mb * 1e3:.1f} us, "
-              f"B/A {mb / ma:.3f}, outputs equal {same}", flush=True)
+        for name, edit in edits.items():
+            with testing.inject_faults(source=edit):
+                kb = tessera.compile(traced, "sm_90a", pipeline=pipe)
+            if ka.source == kb.source:
+                print(f"{M}x{N}x{K}: {name} changes nothing in this kernel", flush=True)
+                continue
+            rows.append(_ab(torch, flush, ka, kb, A, W, (M, N, K), cfg, name, a.runs))
     out = Path(os.environ.get("OUT") or "/tmp") / "ab_source_edit.json"
-    out.write_text(json.dumps({"drop_lines": a.drop_lines, "runs": a.runs, "rows": rows}, indent=1))
+    out.write_text(json.dumps({"edits": list(edits), "runs": a.runs, "rows": rows}, indent=1))
     return 0
+
+
+def _ab(torch, flush, ka, kb, A, W, shape, cfg, name, runs) -> dict:
+    """A and B timed alternately (median of `runs` each, an L2 flush before every call)."""
+    from tessera.kernels import gemm as G
+
+    M, N, K = shape
+    outs = [torch.empty(M, N, device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+    grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
+    calls = [lambda k=k, o=o: k.launch(grid, [A, W, o, 1.0]) for k, o in zip((ka, kb), outs)]
+    for c in calls:
+        c()
+    torch.cuda.synchronize()
+    same = bool(torch.equal(outs[0], outs[1]))
+    times = [[], []]
+    for r in range(runs):
+        for i in (r % 2, 1 - r % 2):
+            flush.zero_()
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            calls[i]()
+            e.record()
+            e.synchronize()
+            times[i].append(s.elapsed_time(e))
+    ma, mb = statistics.median(times[0]), statistics.median(times[1])
+    print(f"{M}x{N}x{K}: A {ma * 1e3:.1f} us, B ({name}) {mb * 1e3:.1f} us, B/A {mb / ma:.3f}, "
+          f"outputs equal {same}", flush=True)
+    return {"shape": [M, N, K], "config": cfg, "edit": name, "a_ms": ma, "b_ms": mb, "b_over_a_time": mb / ma,
+            "bitwise_equal": same}
 
 
 if __name__ == "__main__":
