@@ -92,6 +92,11 @@ def emit_tma_load(e, op: H.TmaLoadOp) -> None:
     rows, cols = ints(op.box)
     dst = f"tsr_sbase + {op.dst.value.data}u + {op.stage_bytes.value.data}u * (unsigned){e[op.stage]}"
     at = f"{dst}, &{tmap}, {e[op.col]}, {e[op.row]}, {_bar(e, op, op.bar.value.data)}"
+    if op.multicast is None and op.evict_first is not None:
+        e.comment(op, f"{rows}x{cols} box, {op.swizzle.value.data}B swizzle, L2 evict-first when "
+                      f"{e[op.evict_first]} (no other CTA reads it)")
+        e.line(f"if ({e[op.evict_first]}) tsr_tma_load_2d_evict_first({at}); else tsr_tma_load_2d({at});")
+        return
     if op.multicast is None:
         e.comment(op, f"{rows}x{cols} box, {op.swizzle.value.data}B swizzle")
         e.line(f"tsr_tma_load_2d({at});")
@@ -221,6 +226,17 @@ static __device__ __forceinline__ void tsr_tma_load_2d(unsigned dst, const tsr_t
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\\n"
                :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
+// The same box read with an L2 evict-first policy: for data no other CTA reads, so that streaming it through L2
+// does not evict what the other CTAs share.
+static __device__ __forceinline__ void tsr_tma_load_2d_evict_first(unsigned dst, const tsr_tensormap* map, int c0,
+                                                                   int c1, unsigned bar) {
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\\n" : "=l"(policy));
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+               " [%0], [%1, {%2, %3}], [%4], %5;\\n"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
+               : "memory");
+}
 // Thread-block clusters: the box lands at the same offsets in every CTA of `mask` and completes its bytes on
 // each one's barrier; a barrier of another CTA is reached through mapa.
 static __device__ __forceinline__ void tsr_tma_load_2d_multicast(unsigned dst, const tsr_tensormap* map, int c0,
@@ -269,5 +285,6 @@ static __device__ __forceinline__ void tsr_mbar_arrive_cluster(unsigned bar, uns
 #endif""",
 }
 PROVIDES = {"hopper": ("tsr_mbar_init", "tsr_mbar_wait", "tsr_mbar_arrive", "tsr_mbar_expect_tx", "tsr_tma_load_2d",
+                       "tsr_tma_load_2d_evict_first",
                        "tsr_cluster_sync", "tsr_cluster_rank",
                        "tsr_wgmma_desc", "tsr_tensormap", "TSR_DEVICE_ASM")}

@@ -190,6 +190,9 @@ static inline void tsr_tma_box(int rank, unsigned dst, const tsr_tensormap* t, i
 static inline void tsr_tma_load_2d(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
   tsr_tma_box(tsr_rank, dst, t, c0, c1, bar);
 }
+static inline void tsr_tma_load_2d_evict_first(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
+  tsr_tma_box(tsr_rank, dst, t, c0, c1, bar);  // a cache hint: the same box
+}
 static inline void tsr_tma_load_2d_multicast(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar,
                                              unsigned short mask) {
   for (int r = 0; r < TSR_MAX_CLUSTER; ++r) if (mask >> r & 1) tsr_tma_box(r, dst, t, c0, c1, bar);

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, MemRefType, StringAttr, VectorType, f32, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, MemRefType, StringAttr, VectorType, f32, i1, i64
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 
 from tessera.ir.nv_types import NvOp, expect_vec, fail, i64s, ints
@@ -229,6 +229,9 @@ class TmaLoadOp(NvOp):
     are cols * elem bytes <= swizzle wide and land swizzled (Swizzle<b,4,3>).
     Elements past the memref edge arrive as zero (the tile.load pad 0.0).
     Issued by one thread; the runtime passes the tensor map of the memref.
+    With `evict_first` (an i1, decided at run time) the box is read with an L2 evict-first hint: for an
+    operand that no other CTA will read again (B when there is one row of tiles), so it does not push
+    the operand every CTA shares out of L2.
     """
 
     name = "nv.tma_load"
@@ -244,15 +247,19 @@ class TmaLoadOp(NvOp):
     box = prop_def(DenseArrayBase)
     swizzle = prop_def(IntegerAttr)
     multicast = opt_prop_def(IntegerAttr)  # a mask of cluster ranks: the box lands in each (same offsets)
-    assembly_format = "$source `[` $row `,` $col `]` `,` $stage attr-dict `:` type($source)"
+    evict_first = opt_operand_def(i1)
+    assembly_format = ("$source `[` $row `,` $col `]` `,` $stage (`evict_first` $evict_first^)? attr-dict `:` "
+                       "type($source)")
 
     def __init__(self, source: SSAValue, row: SSAValue, col: SSAValue, stage: SSAValue, *, dst: int,
-                 stage_bytes: int, bar: int, box: tuple[int, int], swizzle: int, multicast: int | None = None):
+                 stage_bytes: int, bar: int, box: tuple[int, int], swizzle: int, multicast: int | None = None,
+                 evict_first: SSAValue | None = None):
         props = {"dst": _int(dst), "stage_bytes": _int(stage_bytes), "bar": _int(bar), "box": i64s(box),
                  "swizzle": _int(swizzle)}
         if multicast is not None:
             props["multicast"] = _int(multicast)
-        super().__init__(operands=[source, row, col, stage], properties=props)
+        super().__init__(operands=[source, row, col, stage, [evict_first] if evict_first is not None else []],
+                         properties=props)
 
     def elem_bytes(self) -> int:
         return 4 if type_name(self.source.type.element_type) == "f32" else 2
@@ -276,6 +283,8 @@ class TmaLoadOp(NvOp):
         if self.multicast is not None and not 1 <= self.multicast.value.data < 1 << MAX_CLUSTER:
             fail(self, f"multicast mask {self.multicast.value.data} names no rank, or a rank past a "
                        f"{MAX_CLUSTER}-CTA cluster")
+        if self.multicast is not None and self.evict_first is not None:
+            fail(self, "evict_first with a multicast box: the hint is for a box one CTA reads once")
 
 
 # --- wgmma ----------------------------------------------------------------------------

@@ -161,6 +161,8 @@ class Builder:
         ops += grid
         units = self.units
         total = units.count(ops, [g.result for g in grid])
+        if role == "producer":
+            self.evict = {id(o): self.read_once(ops, o, [g.result for g in grid]) for o in (self.kl.a, self.kl.b)}
         bid, ncta = nv.BlockIdOp(0), nv.GridDimOp(0)
         ops += [bid, ncta]
         bid, ncta = bid.result, ncta.result
@@ -243,7 +245,8 @@ class Builder:
                     dst = base + j * opnd.rows * lay.swizzle
                     if not shared:
                         inner.append(H.TmaLoadOp(opnd.memref, row, c, stage, dst=dst, stage_bytes=stage_bytes,
-                                                 bar=lay.full, box=(opnd.rows, lay.box_cols), swizzle=lay.swizzle))
+                                                 bar=lay.full, box=(opnd.rows, lay.box_cols), swizzle=lay.swizzle,
+                                                 evict_first=self.evict.get(id(opnd))))
                     else:
                         self.multicast_half(inner, opnd, row, c, stage, dst, stage_bytes)
             results = [binop(inner, arith.AddiOp, step_it, 1)]
@@ -294,6 +297,28 @@ class Builder:
             ops += epilogue
         return new_loop.results[0]
 
+    def read_once(self, ops: list, opnd, sizes: list[SSAValue]) -> SSAValue | None:
+        """i1: no other tile reads `opnd`'s boxes, i.e. every grid axis its row offset does not follow has size 1
+        (B when there is one row of tiles: M <= BM). Such boxes are loaded with an L2 evict-first hint, so
+        streaming them does not evict the operand every CTA shares (measured: 128 x 8192 x 8192 4% faster).
+        None when every axis matters (nothing to decide)."""
+        follows = _pid_axes(self.kl, opnd.view.offsets[0])
+        others = [g for axis, g in enumerate(sizes) if axis not in follows]
+        if not others or len(follows) == 0:
+            return None
+        one = index_const(ops, 1)
+        pred = None
+        for g in others:
+            eq = arith.CmpiOp(g, one, "eq")
+            ops.append(eq)
+            if pred is None:
+                pred = eq.result
+            else:
+                both = arith.AndIOp(pred, eq.result)
+                ops.append(both)
+                pred = both.result
+        return pred
+
     def row_blocks(self, ops: list, consumer: SSAValue, blocks: int) -> list[SSAValue]:
         """The tile's 64-row blocks a consumer accumulates: all of them (pingpong: it owns whole tiles), else
         its own `blocks` consecutive ones (blocks * c + b; one block, c itself, for 64-row warpgroups)."""
@@ -331,24 +356,30 @@ class Builder:
         ops += [started, scf.IfOp(started, [], release)]
 
 
-def _uniform_k(kl: KLoop) -> None:
-    """Stream-K lays the tiles' K steps end to end, so every tile must have the same K-loop: refuse bounds that
-    depend on the tile (a program id)."""
-    pids = {op.result for op in kl.prologue if isinstance(op, T.ProgramIdOp)}
-    seen: set = set()
-    todo = [kl.loop.lb, kl.loop.ub, kl.loop.step]
+def _pid_axes(kl: KLoop, value: SSAValue) -> set[int]:
+    """The program-id axes that `value` (index math before the K-loop) depends on."""
+    pids = {op.result: op.axis.data for op in kl.prologue if isinstance(op, T.ProgramIdOp)}
+    axes, seen, todo = set(), set(), [value]
     while todo:
         v = todo.pop()
         if v in seen:
             continue
         seen.add(v)
         if v in pids:
-            raise refuse(kl.mma, "streamk with a K-loop whose bounds depend on tile.program_id: stream-K lays every "
-                                 "tile's K steps end to end, so all tiles need the same K range",
-                         "use splitk, or no K decomposition, for kernels whose K range varies by tile")
+            axes.add(pids[v])
         owner = getattr(v, "op", None)
         if owner is not None and owner in kl.prologue:
             todo += list(owner.operands)
+    return axes
+
+
+def _uniform_k(kl: KLoop) -> None:
+    """Stream-K lays the tiles' K steps end to end, so every tile must have the same K-loop: refuse bounds that
+    depend on the tile (a program id)."""
+    if any(_pid_axes(kl, v) for v in (kl.loop.lb, kl.loop.ub, kl.loop.step)):
+        raise refuse(kl.mma, "streamk with a K-loop whose bounds depend on tile.program_id: stream-K lays every "
+                             "tile's K steps end to end, so all tiles need the same K range",
+                     "use splitk, or no K decomposition, for kernels whose K range varies by tile")
 
 
 def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int,

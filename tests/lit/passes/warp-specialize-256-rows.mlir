@@ -10,7 +10,7 @@
 
 // CHECK-LABEL: func.func @gemm256(
 // CHECK-SAME:  attributes {nv.num_threads = 384 : i64, nv.smem_bytes = 229440 : i64, nv.arch = "sm_90a"}
-// CHECK:       nv.tma_load %A[%m0, %{{[0-9]+}}], %{{[0-9]+}} {dst = 0 : i64, stage_bytes = 32768 : i64, bar = 229376 : i64, box = array<i64: 256, 64>, swizzle = 128 : i64} : memref<?x?xbf16>
+// CHECK:       nv.tma_load %A[%m0, %{{[0-9]+}}], %{{[0-9]+}} evict_first %{{[0-9]+}} {dst = 0 : i64, stage_bytes = 32768 : i64, bar = 229376 : i64, box = array<i64: 256, 64>, swizzle = 128 : i64} : memref<?x?xbf16>
 // CHECK:       nv.setmaxnreg {regs = 232 : i64, action = "inc"}
 // CHECK:       %[[C:[0-9]+]] = arith.subi %{{[0-9]+}}, %{{[0-9]+}} : index
 // CHECK:       %[[B0:[0-9]+]] = arith.muli %[[C]], %{{[0-9]+}} : index

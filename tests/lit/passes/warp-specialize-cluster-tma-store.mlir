@@ -28,7 +28,7 @@
 // The producer: the tile pair of cluster blockIdx / 2, this CTA's row in it by its rank.
 // CHECK:       nv.cluster_rank : index
 // CHECK:       nv.mbarrier_expect_tx %[[S:[0-9]+]] {base = 180224 : i64, bytes = 49152 : i64}
-// CHECK-NEXT:  nv.tma_load %A[%m0, %[[K:[0-9]+]]], %[[S]] {dst = 0 : i64, stage_bytes = 16384 : i64, bar = 180224 : i64, box = array<i64: 128, 64>, swizzle = 128 : i64} : memref<?x?xbf16>
+// CHECK-NEXT:  nv.tma_load %A[%m0, %[[K:[0-9]+]]], %[[S]] evict_first %{{[0-9]+}} {dst = 0 : i64, stage_bytes = 16384 : i64, bar = 180224 : i64, box = array<i64: 128, 64>, swizzle = 128 : i64} : memref<?x?xbf16>
 // CHECK:       nv.tma_load %B[%n0, %[[K]]], %[[S]] {dst = 49152 : i64, stage_bytes = 32768 : i64, bar = 180224 : i64, box = array<i64: 128, 64>, swizzle = 128 : i64, multicast = 3 : i64} : memref<?x?xbf16>
 // CHECK:       nv.tma_load %B[%{{[0-9]+}}, %[[K]]], %[[S]] {dst = 65536 : i64, stage_bytes = 32768 : i64, bar = 180224 : i64, box = array<i64: 128, 64>, swizzle = 128 : i64, multicast = 3 : i64} : memref<?x?xbf16>
 // The consumers.

@@ -40,6 +40,12 @@
 // CHECK-NEXT:      %[[GM:[0-9]+]] = nv.logical_grid {axis = 0 : i64} : index
 // CHECK-NEXT:      %[[GN:[0-9]+]] = nv.logical_grid {axis = 1 : i64} : index
 // CHECK-NEXT:      %[[TILES:[0-9]+]] = arith.muli %[[GM]], %[[GN]] : index
+// A's boxes are read by no other tile when there is one column of tiles (N <= BN), B's when there is one row:
+// then they are loaded with an L2 evict-first hint, decided at run time.
+// CHECK-NEXT:      %[[ONE_A:[0-9]+]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[ONCE_A:[0-9]+]] = arith.cmpi eq, %[[GN]], %[[ONE_A]] : index
+// CHECK-NEXT:      %[[ONE_B:[0-9]+]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[ONCE_B:[0-9]+]] = arith.cmpi eq, %[[GM]], %[[ONE_B]] : index
 // CHECK-NEXT:      %[[BID:[0-9]+]] = nv.block_id {axis = 0 : i64} : index
 // CHECK-NEXT:      %[[NCTA:[0-9]+]] = nv.grid_dim {axis = 0 : i64} : index
 // CHECK-NEXT:      %[[ZERO:[0-9]+]] = arith.constant 0 : index
@@ -62,8 +68,8 @@
 // CHECK-NEXT:          %[[FREE:[0-9]+]] = arith.subi %[[ONE]], %[[PHASE]] : index
 // CHECK-NEXT:          nv.mbarrier_wait %[[SLOT]], %[[FREE]] {base = 147480 : i64}
 // CHECK-NEXT:          nv.mbarrier_expect_tx %[[SLOT]] {base = 147456 : i64, bytes = 49152 : i64}
-// CHECK-NEXT:          nv.tma_load %A[%m0, %[[K]]], %[[SLOT]] {dst = 0 : i64, stage_bytes = 16384 : i64, bar = 147456 : i64, box = array<i64: 128, 64>, swizzle = 128 : i64} : memref<?x?xbf16>
-// CHECK-NEXT:          nv.tma_load %B[%n0, %[[K]]], %[[SLOT]] {dst = 49152 : i64, stage_bytes = 32768 : i64, bar = 147456 : i64, box = array<i64: 256, 64>, swizzle = 128 : i64} : memref<?x?xbf16>
+// CHECK-NEXT:          nv.tma_load %A[%m0, %[[K]]], %[[SLOT]] evict_first %[[ONCE_A]] {dst = 0 : i64, stage_bytes = 16384 : i64, bar = 147456 : i64, box = array<i64: 128, 64>, swizzle = 128 : i64} : memref<?x?xbf16>
+// CHECK-NEXT:          nv.tma_load %B[%n0, %[[K]]], %[[SLOT]] evict_first %[[ONCE_B]] {dst = 49152 : i64, stage_bytes = 32768 : i64, bar = 147456 : i64, box = array<i64: 256, 64>, swizzle = 128 : i64} : memref<?x?xbf16>
 // CHECK-NEXT:          %[[ONE2:[0-9]+]] = arith.constant 1 : index
 // CHECK-NEXT:          %[[NEXT:[0-9]+]] = arith.addi %[[STEP]], %[[ONE2]] : index
 // CHECK-NEXT:          scf.yield %[[NEXT]] : index
@@ -143,12 +149,12 @@ func.func @gemm(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>,
 // CHECK-NEXT:  nv.mbarrier_init {base = 147480 : i64, count = 3 : i64, arrivals = 1 : i64}
 // CHECK-NOT:   nv.setmaxnreg
 // CHECK:       nv.mbarrier_expect_tx %[[SLOT:[0-9]+]] {base = 147456 : i64, bytes = 49152 : i64}
-// CHECK-NEXT:  nv.tma_load %A[%m0, %[[K:[0-9]+]]], %[[SLOT]] {dst = 0 : i64, stage_bytes = 16384 : i64, bar = 147456 : i64, box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<?x?xf16>
+// CHECK-NEXT:  nv.tma_load %A[%m0, %[[K:[0-9]+]]], %[[SLOT]] evict_first %{{[0-9]+}} {dst = 0 : i64, stage_bytes = 16384 : i64, bar = 147456 : i64, box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<?x?xf16>
 // CHECK-NEXT:  %[[C64:[0-9]+]] = arith.constant 64 : index
 // CHECK-NEXT:  %[[K64:[0-9]+]] = arith.addi %[[K]], %[[C64]] : index
-// CHECK-NEXT:  nv.tma_load %A[%m0, %[[K64]]], %[[SLOT]] {dst = 8192 : i64, stage_bytes = 16384 : i64, bar = 147456 : i64, box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<?x?xf16>
-// CHECK-NEXT:  nv.tma_load %B[%n0, %[[K]]], %[[SLOT]] {dst = 49152 : i64, stage_bytes = 32768 : i64, bar = 147456 : i64, box = array<i64: 128, 64>, swizzle = 128 : i64} : memref<?x?xf16>
-// CHECK:       nv.tma_load %B[%n0, %{{[0-9]+}}], %[[SLOT]] {dst = 65536 : i64, stage_bytes = 32768 : i64, bar = 147456 : i64, box = array<i64: 128, 64>, swizzle = 128 : i64} : memref<?x?xf16>
+// CHECK-NEXT:  nv.tma_load %A[%m0, %[[K64]]], %[[SLOT]] evict_first %{{[0-9]+}} {dst = 8192 : i64, stage_bytes = 16384 : i64, bar = 147456 : i64, box = array<i64: 64, 64>, swizzle = 128 : i64} : memref<?x?xf16>
+// CHECK-NEXT:  nv.tma_load %B[%n0, %[[K]]], %[[SLOT]] evict_first %{{[0-9]+}} {dst = 49152 : i64, stage_bytes = 32768 : i64, bar = 147456 : i64, box = array<i64: 128, 64>, swizzle = 128 : i64} : memref<?x?xf16>
+// CHECK:       nv.tma_load %B[%n0, %{{[0-9]+}}], %[[SLOT]] evict_first %{{[0-9]+}} {dst = 65536 : i64, stage_bytes = 32768 : i64, bar = 147456 : i64, box = array<i64: 128, 64>, swizzle = 128 : i64} : memref<?x?xf16>
 // CHECK:       } else {
 // CHECK-NOT:   nv.setmaxnreg
 // CHECK:       nv.fill {value = 0.000000e+00 : f64} : vector<64xf32>
