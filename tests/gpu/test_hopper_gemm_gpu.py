@@ -30,6 +30,7 @@ CONFIGS = [dict(BM=128, BN=256, BK=64, stages=4), dict(BM=128, BN=128, BK=64, st
            dict(BM=128, BN=64, BK=64, stages=8, cluster=2, multicast="a"),
            dict(BM=128, BN=64, BK=64, stages=8, schedule="pingpong", cluster=2, multicast="a"),
            dict(BM=256, BN=128, BK=64, stages=4), dict(BM=256, BN=128, BK=64, stages=4, cluster=2),
+           dict(BM=192, BN=160, BK=64, stages=4), dict(BM=192, BN=160, BK=64, stages=4, cluster=2),
            dict(BM=128, BN=128, BK=64, stages=5, splitk=2), dict(BM=128, BN=64, BK=64, stages=8, schedule="pingpong",
                                                                    splitk=3),
            dict(BM=128, BN=128, BK=64, stages=5, cluster=2, splitk=2), dict(BM=128, BN=256, BK=64, stages=4, splitk=4)]

@@ -87,6 +87,12 @@ CONFIGS = {  # (BM, BN, BK, stages, schedule[, cluster[, store[, splitk[, multic
     "coop-256x64-splitk2": (256, 64, 64, 4, "cooperative", 1, "tma", 2),
     "pingpong-128x64-cluster2-multicast-a-splitk2": (128, 64, 64, 3, "pingpong", 2, "tma", 2, "a"),
     "coop-64x128-cluster2-multicast-a-registers": (64, 128, 64, 4, "cooperative", 2, "registers", 1, "a"),
+    # 192-row tiles: three consumer warpgroups of 64 rows (512 threads); 160 columns leave through five 32-column
+    # TMA boxes of 64-byte rows (64-byte swizzle)
+    "coop-192x160": (192, 160, 64, 3, "cooperative"),
+    "coop-192x160-cluster2": (192, 160, 64, 3, "cooperative", 2),
+    "coop-192x128-splitk2": (192, 128, 64, 3, "cooperative", 1, "tma", 2),
+    "coop-192x160-registers": (192, 160, 64, 3, "cooperative", 1, "registers"),
 }
 
 
@@ -99,7 +105,7 @@ def test_sm90a_gemm_on_the_host_emulator_matches_float64(name):
 
 
 @pytest.mark.parametrize("name", ["coop-128x256-sw128", "pingpong-128x128", "coop-128x256-registers",
-                                  "coop-128x128-splitk3", "coop-256x128"])
+                                  "coop-128x128-splitk3", "coop-256x128", "coop-192x160"])
 def test_sm90a_full_epilogue_reads_c_and_residual_in_the_accumulator_layout(name):
     got, ref = _gemm(200, 136, 136, "f16", CONFIGS[name], full=True, seed=3)
     assert rel_error(got, ref) <= error_bound("f16")
@@ -217,6 +223,7 @@ STREAM = {
     "pingpong-128x128-cluster2": ((300, 264, 200), (128, 128, 64, 3, "pingpong", 2, "tma", "stream")),
     "coop-256x64-two-blocks-each": ((200, 136, 200), (256, 64, 64, 3, "cooperative", 1, "tma", "stream")),
     "coop-128x128-registers": ((200, 200, 200), (128, 128, 64, 3, "cooperative", 1, "registers", "stream")),
+    "coop-192x160-three-consumers": ((400, 320, 200), (192, 160, 64, 3, "cooperative", 1, "tma", "stream")),
 }
 
 
@@ -269,3 +276,16 @@ def test_stream_k_other_cta_counts_cut_differently_and_still_match():
             assert rel_error(got, ref) <= error_bound("bf16")
     finally:
         EH.PERSISTENT_CTAS = old
+
+
+def _swizzle64_dropped(em):
+    """The 32-column boxes' staging without the 64-byte swizzle's chunk XOR."""
+    pat = re.compile(r"\^ \(\(\((\w+) \+ 8 \* \(\(i_ >> 1\) & 1\)\) >> 1\) & 3\)\) << 4\)")
+    assert pat.search(em.source)
+    return replace(em, source=pat.sub(") << 4)", em.source))
+
+
+def test_a_wrong_64_byte_staging_swizzle_is_caught():
+    """TMA reads the 32-column boxes through the 64-byte swizzle: staging them without it scrambles columns."""
+    got, ref = _gemm(192, 160, 64, "bf16", CONFIGS["coop-192x160"], full=False, edit=_swizzle64_dropped)
+    assert rel_error(got, ref) > 0.1

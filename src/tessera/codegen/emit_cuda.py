@@ -268,7 +268,7 @@ def _tma_boxes(kernel: func.FuncOp) -> dict[SSAValue, tuple[tuple[int, ...], int
         if isinstance(op, TmaLoadOp):
             mem, geo = op.source, (tuple(op.box.get_values()), op.swizzle.value.data)
         elif isinstance(op, WgaccStoreTmaOp):
-            mem, geo = op.dest, (op.box(), 128)
+            mem, geo = op.dest, (op.box(), op.swizzle())
         else:
             continue
         if boxes.setdefault(mem, geo) != geo:

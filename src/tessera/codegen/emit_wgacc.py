@@ -186,6 +186,14 @@ def slot_wgacc_store_tma(e, op: H.WgaccStoreTmaOp) -> None:
     """
     st, _, sr, sb = e.staging[op]
     row = f"({sr} + 8 * ((i_ >> 1) & 1))"
+    if op.swizzle() == 64 and op.box()[1] == 32:  # 16-bit, 32-column boxes of 64-byte rows (16 slots):
+        # 16-byte chunk ((i >> 2) & 3) ^ ((r >> 1) & 3), the 64-byte swizzle
+        e.line(f"if (i_ & 1) tsr_st_shared_u32({st} + (((i_ >> 4) & 1) ? 8192u : 0u) + {row} * 64 "
+               f"+ ((((i_ >> 2) & 3) ^ (({row} >> 1) & 3)) << 4) + {sb}, {e[op.value]}[i_ >> 1]);")
+        return
+    if op.swizzle() != 128:
+        raise D.TesseraError(D.EMIT_UNSUPPORTED, f"nv.wgacc_store_tma of n={op.n.value.data} "
+                             f"{op.dest.type.element_type}: 64-byte boxes are emitted for 16-bit outputs only", op=op)
     if op.box()[1] == 64:
         e.line(f"if (i_ & 1) tsr_st_shared_u32({st} + (((i_ >> 5) & 1) ? 8192u : 0u) + {row} * 128 "
                f"+ ((((i_ >> 2) & 7) ^ ({row} & 7)) << 4) + {sb}, {e[op.value]}[i_ >> 1]);")

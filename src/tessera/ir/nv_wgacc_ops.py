@@ -86,7 +86,8 @@ class WgaccStoreTmaOp(NvOp):
     """Store a wgmma-accumulator vector as the 64 x n window at [row, col] through shared memory and TMA.
 
     One box of 64 rows x 128 bytes (64 bf16/f16 or 32 f32 columns, 128-byte
-    swizzle) at a time, alternating between two 8 KiB buffers of consumer
+    swizzle) at a time, or of 64 bytes (64-byte swizzle) when n is not a
+    multiple of 128 bytes (n = 160 bf16: five 32-column boxes), alternating between two 8 KiB buffers of consumer
     `consumer`'s staging area at `stage + consumer * 16384`: the warpgroup
     writes a box, fences it into the async proxy and one thread issues a bulk
     tensor store, which clips at the memref's edges. Before a buffer is written
@@ -115,21 +116,29 @@ class WgaccStoreTmaOp(NvOp):
         super().__init__(operands=[value, dest, row, col, consumer], properties={"n": _int(n), "stage": _int(stage)})
 
     @staticmethod
-    def box_cols(elem) -> int:
-        """Columns of one 128-byte box row."""
-        return 128 // (4 if type_name(elem) == "f32" else 2)
+    def row_bytes(elem, n: int) -> int:
+        """Bytes of one box row (its swizzle): 128 when n fills whole 128-byte rows, else 64 (0: neither)."""
+        size = 4 if type_name(elem) == "f32" else 2  # f32 partials: 128-byte rows only
+        return next((w for w in ((128, 64) if size == 2 else (128,)) if (n * size) % w == 0), 0)
+
+    @classmethod
+    def box_cols(cls, elem, n: int) -> int:
+        """Columns of one box row (0: n is not a whole number of 64-byte rows)."""
+        return cls.row_bytes(elem, n) // (4 if type_name(elem) == "f32" else 2)
 
     def box(self) -> tuple[int, int]:
-        return (self.ROWS, self.box_cols(self.dest.type.element_type))
+        return (self.ROWS, self.box_cols(self.dest.type.element_type, self.n.value.data))
+
+    def swizzle(self) -> int:
+        return self.row_bytes(self.dest.type.element_type, self.n.value.data)
 
     def verify_(self) -> None:
         n = self.n.value.data
         _check_wgacc(self, self.value.type, self.dest.type, n)
         if type_name(self.dest.type.element_type) not in self.TYPES:
             fail(self, f"memref {self.dest.type}: the TMA store epilogue writes bf16, f16 or f32")
-        cols = self.box_cols(self.dest.type.element_type)
-        if n % cols:
-            fail(self, f"n={n} must be a multiple of {cols} (whole {cols}-column boxes)")
+        if not self.box_cols(self.dest.type.element_type, n):
+            fail(self, f"n={n} must be a multiple of 32 (whole boxes of 64-byte rows; 128-byte rows for f32)")
         _check_offset(self, "stage", self.stage.value.data, 1024)
 
 

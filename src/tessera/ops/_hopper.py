@@ -46,6 +46,8 @@ HOPPER_CANDIDATES = [
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "a"},
     {"BM": 256, "BN": 128, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "b"},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2, "splitk": 1, "multicast": "a"},
+    {"BM": 192, "BN": 160, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 1, "multicast": "b"},
+    {"BM": 192, "BN": 160, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "b"},
     # stream-K: the key only where it is on, so pins written before it stay valid
     {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "b",
      "streamk": True},

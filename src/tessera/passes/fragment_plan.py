@@ -14,7 +14,7 @@ the family's instruction atom:
 
 Default grids: mma_sync aims at 4 warps (2x2; [1, w] for 16-row tiles) and
 grows to 8 while a warp's accumulator exceeds 64x64 f32 (128 registers per
-thread); wgmma uses [BM/64 up to 2, 1] warpgroups and splits n above 256.
+thread); wgmma uses [BM/64 up to 2, 1] warpgroups ([3, 1] at BM = 192) and splits n above 256.
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ class FragmentPlan:
 
 def _default_warps(family: str, bm: int, bn: int) -> tuple[int, int]:
     am, an, _ = ATOM[family]
-    if family == "wgmma":
-        wm = 2 if bm % (2 * am) == 0 else 1
+    if family == "wgmma":  # 64-row warpgroups; 192 rows: three of them (each m64, the whole n)
+        wm = 2 if bm % (2 * am) == 0 else 3 if bm == 3 * am else 1
         wn = 1
         while bn // wn > WGMMA_MAX_N and bn % (2 * wn * an) == 0:
             wn *= 2

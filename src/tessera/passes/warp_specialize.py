@@ -19,7 +19,7 @@ Output (nv IR, one thread's view; see `tessera.ir.nv_hopper_ops`):
 * warpgroup 0 is the producer: it gives registers back (setmaxnreg.dec) and
   its thread 0 walks the tiles issuing, per K step, wait(empty) ->
   expect_tx(full) -> TMA loads;
-* warpgroups 1..2 are consumers, 64 rows of the tile each (128, two 64-row
+* warpgroups 1..2 (1..3 at BM = 192) are consumers, 64 rows of the tile each (128, two 64-row
   blocks, when BM = 256; ping-pong: whole tiles, alternating): they take
   registers (setmaxnreg.inc) and per K step wait(full) -> wgmma over BK ->
   wait for the previous step's wgmma group -> arrive(empty) for the previous
@@ -82,7 +82,8 @@ CLUSTERS = (1, 2)
 STORES = ("tma", "registers")
 MULTICASTS = ("b", "a")  # the operand a 2-CTA cluster shares: b (pairs of tile rows) or a (pairs of tile columns)
 MAX_SPLITK = H.SplitkFixupOp.MAX_SPLITS
-PRODUCER_REGS, CONSUMER_REGS = 40, 232  # 128*40 + 256*232 <= 64K registers (two consumer warpgroups)
+# setmaxnreg per consumer count: 128 * producer + 128 * consumers * consumer <= 64K registers (multiples of 8)
+REGS = {1: (40, 232), 2: (40, 232), 3: (40, 152)}
 
 
 class Builder:
@@ -133,7 +134,7 @@ class Builder:
     def producer(self, tid: SSAValue) -> list[Operation]:
         ops: list[Operation] = []
         if self.kl.consumers > 1:
-            ops.append(H.SetMaxNRegOp(PRODUCER_REGS, "dec"))
+            ops.append(H.SetMaxNRegOp(REGS[self.kl.consumers][0], "dec"))
         first = arith.CmpiOp(tid, index_const(ops, 0), "eq")
         ops.append(first)
         ops.append(scf.IfOp(first, [], [*self.tiles("producer", None), scf.YieldOp()]))
@@ -142,7 +143,7 @@ class Builder:
     def consumer(self, wg: SSAValue) -> list[Operation]:
         ops: list[Operation] = []
         if self.kl.consumers > 1:
-            ops.append(H.SetMaxNRegOp(CONSUMER_REGS, "inc"))
+            ops.append(H.SetMaxNRegOp(REGS[self.kl.consumers][1], "inc"))
         c = binop(ops, arith.SubiOp, wg, 1)
         ops += self.tiles("consumer", c)
         if self.lay.staging:

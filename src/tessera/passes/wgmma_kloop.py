@@ -128,9 +128,9 @@ def match(kernel: func.FuncOp, mma: FragmentMmaOp) -> KLoop:
     dtype = fa.elem
     wm, wn = (v.data for v in mma.a.owner.warps.data)
     rows = fa.m.data  # rows per consumer warpgroup: 64, or 128 (two m64 blocks, a 256-row tile)
-    if bm not in (64, 128, 256):
-        raise refuse(mma, f"BM={bm}: this lowering runs one or two consumer warpgroups of 64 or 128 rows "
-                          "(BM = 64, 128 or 256)")
+    if bm not in (64, 128, 192, 256):
+        raise refuse(mma, f"BM={bm}: this lowering runs one to three consumer warpgroups of 64 rows, or two of "
+                          "128 (BM = 64, 128, 192 or 256)")
     if bk != bk_b or fb.n.data != bn or wn != 1 or bm != rows * wm or rows not in (WG_ROWS, 2 * WG_ROWS):
         raise refuse(mma, f"tiles A {bm}x{bk}, B {bn}x{bk_b} on warpgroups [{wm}, {wn}]: this lowering needs one "
                           "warpgroup per 64 or 128 rows of A and the whole N (<= 256) in each",
@@ -139,6 +139,10 @@ def match(kernel: func.FuncOp, mma: FragmentMmaOp) -> KLoop:
         raise refuse(mma, f"a {bm}x{bn} tile gives each consumer warpgroup {rows} x {bn} accumulators, "
                           f"{rows // WG_ROWS * bn // 2} registers per thread: at most 128 fit",
                      "use BN <= 128 with BM = 256")
+    if wm == 3 and bn > 192:
+        raise refuse(mma, f"a {bm}x{bn} tile on three consumer warpgroups: each runs at 152 registers (setmaxnreg; "
+                          f"512 threads), too few for {bn // 2} accumulator registers and the epilogue",
+                     "use BN <= 192 with BM = 192")
     if type_name(dtype) not in H.WGMMA_TYPES or bk % 16:
         raise refuse(mma, f"wgmma takes bf16/f16 with K a multiple of 16, got {type_name(dtype)} and BK={bk}")
     ops = list(entry.ops)

@@ -87,7 +87,7 @@ def tma_storable(kl: KLoop) -> bool:
                   if isinstance(op, T.LoadOp) and tuple(op.result.type.get_shape()) == (kl.bm, kl.bn)]
     elem = stores[0].dest.type.element_type if len(stores) == 1 else None
     return (elem is not None and not tile_loads and type_name(elem) in H.WgaccStoreTmaOp.TYPES and
-            kl.bn % H.WgaccStoreTmaOp.box_cols(elem) == 0)
+            H.WgaccStoreTmaOp.box_cols(elem, kl.bn) > 0)
 
 
 def plan_layout(kl: KLoop, stages: int, pingpong: bool, store: str = "tma", fixup: bool = False) -> Layout:

@@ -3,7 +3,7 @@
 // RUN: tessera-opt %s --split-input-file --verify-diagnostics
 // RUN: not tessera-opt %s --split-input-file 2>&1 | FileCheck %s
 // CHECK: error: NV_OP_INVALID: nv.tma_load: multicast mask 4 names no rank, or a rank past a 2-CTA cluster
-// CHECK: error: NV_OP_INVALID: nv.wgacc_store_tma: n=96 must be a multiple of 64 (whole 64-column boxes)
+// CHECK: error: NV_OP_INVALID: nv.wgacc_store_tma: n=88 must be a multiple of 32 (whole boxes of 64-byte rows; 128-byte rows for f32)
 // (lit reads "UNSUPPORTED" and a colon as its own directive, hence NV_ARCH_UNSUPPORTED{{:}}.)
 // RUN: not tessera-opt %s --split-input-file -p 'lower-tile-to-nv{arch=sm_80}' 2>&1 | FileCheck %s --check-prefix=SM80
 // SM80: error: NV_ARCH_UNSUPPORTED{{:}} nv.cluster_rank needs sm_90 or newer, but the target is sm_80
@@ -27,9 +27,9 @@ func.func @arrive_on_a_one_cta_cluster(%i: index) {
 // -----
 
 func.func @store_tma_partial_box(%C: memref<?x?xbf16>, %i: index) {
-  %v = nv.fill {value = 1.0 : f64} : vector<48xbf16>
-  // expected-error@+1 {{NV_OP_INVALID: nv.wgacc_store_tma: n=96 must be a multiple of 64 (whole 64-column boxes)}}
-  nv.wgacc_store_tma %v, %C[%i, %i], %i {n = 96 : i64, stage = 0 : i64} : vector<48xbf16>, memref<?x?xbf16>
+  %v = nv.fill {value = 1.0 : f64} : vector<44xbf16>
+  // expected-error@+1 {{NV_OP_INVALID: nv.wgacc_store_tma: n=88 must be a multiple of 32 (whole boxes of 64-byte rows; 128-byte rows for f32)}}
+  nv.wgacc_store_tma %v, %C[%i, %i], %i {n = 88 : i64, stage = 0 : i64} : vector<44xbf16>, memref<?x?xbf16>
   func.return
 }
 

@@ -9,7 +9,7 @@
 // LOWERED: nv.wgacc_store_tma
 
 // CHECK-LABEL: func.func @cluster_and_tma_store(
-func.func @cluster_and_tma_store(%B: memref<?x?xbf16>, %C: memref<?x?xbf16>, %W: memref<?x?xf32>)
+func.func @cluster_and_tma_store(%B: memref<?x?xbf16>, %C: memref<?x?xbf16>, %W: memref<?x?xf32>, %D: memref<?x?xbf16>)
     attributes {nv.num_threads = 384 : i64, nv.arch = "sm_90a", nv.cluster = 2 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -30,6 +30,10 @@ func.func @cluster_and_tma_store(%B: memref<?x?xbf16>, %C: memref<?x?xbf16>, %W:
   %f = nv.fill {value = 2.0 : f64} : vector<16xf32>
   // CHECK: nv.wgacc_store_tma %f, %W[%c1, %c0], %c0 {n = 32 : i64, stage = 196608 : i64} : vector<16xf32>, memref<?x?xf32>
   nv.wgacc_store_tma %f, %W[%c1, %c0], %c0 {n = 32 : i64, stage = 196608 : i64} : vector<16xf32>, memref<?x?xf32>
+  // n = 160 bf16 is not whole 128-byte rows: five 64 x 32 boxes of 64-byte rows (64-byte swizzle).
+  %h = nv.fill {value = 3.0 : f64} : vector<80xbf16>
+  // CHECK: nv.wgacc_store_tma %h, %D[%c0, %c0], %c1 {n = 160 : i64, stage = 196608 : i64} : vector<80xbf16>, memref<?x?xbf16>
+  nv.wgacc_store_tma %h, %D[%c0, %c0], %c1 {n = 160 : i64, stage = 196608 : i64} : vector<80xbf16>, memref<?x?xbf16>
   // CHECK-NEXT: nv.tma_store_drain
   nv.tma_store_drain
   // CHECK-NEXT: nv.cluster_sync

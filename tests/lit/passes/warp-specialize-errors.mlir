@@ -10,14 +10,14 @@
 // CHECK-NEXT: hint: write the kernel as one K-loop of tile.load + tile.dot (B loaded as [N, K] and transposed) followed by an elementwise epilogue, or target sm_90
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.reduce on a 128x1 tile: the wgmma epilogue holds 128x256 tiles and 1x256 rows
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.transpose in the epilogue of a wgmma kernel: the register epilogue takes elementwise ops, converts, splats, constants, [1, N] broadcasts, loads and stores
-// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} BM=192: this lowering runs one or two consumer warpgroups of 64 or 128 rows (BM = 64, 128 or 256)
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320: this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} the a load pads with 1.0; TMA fills out-of-bounds with 0
 // CHECK-NOT: error:
 //
-// BM=192 on three warpgroups of 64 rows (warps=3,1): the consumer count is refused (the other kernels do not split
-// over three warpgroups and fail in tile-to-fragments).
-// RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a warps=3,1},warp-specialize{arch=sm_90a}' 2>&1 | FileCheck %s --check-prefix=BM192
-// BM192: warp-specialize-errors.mlir:[[# @LINE + 137]]:3: error: NV_WGMMA_UNSUPPORTED{{:}} BM=192: this lowering runs one or two consumer warpgroups of 64 or 128 rows (BM = 64, 128 or 256)
+// BM=320 on five warpgroups of 64 rows (warps=5,1): the consumer count is refused (the other kernels do not split
+// over five warpgroups and fail in tile-to-fragments).
+// RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a warps=5,1},warp-specialize{arch=sm_90a}' 2>&1 | FileCheck %s --check-prefix=BM320
+// BM320: warp-specialize-errors.mlir:[[# @LINE + 137]]:3: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320: this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)
 //
 // Shared memory: the last kernel (BM=128 BN=256 BK=64: 48 KiB a stage) lowers with 4 stages (the first RUN) but 8
 // need 384 KiB, and an sm_90a CTA has 227 KiB.
@@ -142,26 +142,26 @@ func.func @transpose_epilogue(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: me
 
 // -----
 
-// BM=192 is three consumer warpgroups; the register budget (setmaxnreg) is laid out for one or two.
-func.func @bm_192(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>, %K: index) {
+// BM=320 would be five consumer warpgroups: more than the 512 threads' register budget takes.
+func.func @bm_320(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>, %K: index) {
   %pm = tile.program_id 0
   %pn = tile.program_id 1
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
   %c128 = arith.constant 128 : index
-  %c192 = arith.constant 192 : index
-  %m0 = arith.muli %pm, %c192 : index
+  %c320 = arith.constant 320 : index
+  %m0 = arith.muli %pm, %c320 : index
   %n0 = arith.muli %pn, %c128 : index
-  %init = tile.constant 0.0 : !tile.tile<192x128xf32>
-  // expected-error@+1 {{this lowering runs one or two consumer warpgroups of 64 or 128 rows (BM = 64, 128 or 256)}}
-  %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<192x128xf32>) {
-    %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<192x64xbf16>
+  %init = tile.constant 0.0 : !tile.tile<320x128xf32>
+  // expected-error@+1 {{this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)}}
+  %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<320x128xf32>) {
+    %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<320x64xbf16>
     %bt = tile.load %B[%n0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
     %b = tile.transpose %bt : !tile.tile<128x64xbf16> -> !tile.tile<64x128xbf16>
-    %d = tile.mma %a, %b, %c : !tile.tile<192x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<192x128xf32>
-    scf.yield %d : !tile.tile<192x128xf32>
+    %d = tile.mma %a, %b, %c : !tile.tile<320x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<320x128xf32>
+    scf.yield %d : !tile.tile<320x128xf32>
   }
-  tile.store %acc, %C[%m0, %n0] : !tile.tile<192x128xf32> -> memref<?x?xf32>
+  tile.store %acc, %C[%m0, %n0] : !tile.tile<320x128xf32> -> memref<?x?xf32>
   func.return
 }
 
