@@ -579,10 +579,11 @@ class Runner:
 
     def tessera(self, A, W, out, ref, rows, dt: str, M: int, N: int, K: int, bias=None, activation="none"):
         """(entry, fn): tune over TESSERA_CONFIGS (each candidate checked, then timed), then check the winner."""
-        from tessera.ops.autotune import shape_bucket, tune
+        from tessera.ops.autotune import alignment, shape_bucket, tune
         nan = float("nan")
         kw = {"bias": bias, "activation": activation, "arch": self.arch}
-        key = {"M": shape_bucket(M), "N": shape_bucket(N), "K": shape_bucket(K), "dtype": dt, "arch": self.arch,
+        key = {"M": shape_bucket(M), "N": shape_bucket(N), "K": shape_bucket(K), "M_align": alignment(M),
+               "N_align": alignment(N), "dtype": dt, "arch": self.arch,
                "epilogue": "bias_gelu" if bias is not None else "none", "toolchain": self.toolchain}
 
         def measure(config):

@@ -71,6 +71,20 @@ def test_shape_bucket_rejects_what_is_not_a_size(bad):
     assert code_of(err) == "OPS_AUTOTUNE_INPUT"
 
 
+@pytest.mark.parametrize("n, want", [(0, 256), (1, 1), (6, 2), (4000, 32), (4096, 256), (3840, 256), (128, 128),
+                                     (16384, 256), (4001, 1)])
+def test_alignment_is_the_largest_power_of_two_up_to_256_dividing_n(n, want):
+    """4000 and 4096 share a bucket but not an alignment: tiles fit them differently."""
+    assert A.alignment(n) == want
+
+
+@pytest.mark.parametrize("bad", [-1, 3.5, "8", True, None])
+def test_alignment_rejects_what_is_not_a_size(bad):
+    with pytest.raises(TesseraError) as err:
+        A.alignment(bad)
+    assert code_of(err) == "OPS_AUTOTUNE_INPUT"
+
+
 def test_the_fastest_candidate_wins_and_every_timing_is_recorded():
     fake = fast_second()
     res = A.tune("gemm", KEY, CANDIDATES, fake, progress=False)

@@ -42,7 +42,17 @@ def test_default_rule_big_tiles_in_clusters_from_two_waves_one_wave_without_else
     assert H.default_config(1024, 1024, 2048).schedule == "pingpong"  # K short: 128 x 64 tiles instead
     assert H.default_config(128, 8192, 8192).as_dict()["splitk"] == 1  # memory-bound: more tiles beat splits
     assert H.default_config(1024, 1024, 2048, reads_tiles=True).schedule == "cooperative"
-    assert all(H.default_config(*s).as_dict() in H.HOPPER_CANDIDATES for s in [(1, 1, 8), (128, 8192, 8192)])
+    assert all(H.default_config(*s).as_dict() in H.HOPPER_CANDIDATES
+               for s in [(1, 1, 8), (128, 8192, 8192), (4000, 4000, 4000)])
+
+
+def test_default_rule_takes_192x160_tiles_where_their_waves_cost_less():
+    """4000^3: 21 x 25 tiles of 192 x 160 (3.98 waves) cost 6% less than 32 x 16 of 128 x 256 (3.88 waves covering
+    4096^2); at 4096^3 or 8192^3 the 128 x 256 tiles fit whole and stay."""
+    assert H.default_config(4000, 4000, 4000).as_dict() == {"BM": 192, "BN": 160, "BK": 64, "stages": 4,
+                                                             "schedule": "cooperative", "cluster": 1, "splitk": 1,
+                                                             "multicast": "b"}
+    assert [H.default_config(n, n, n).BM for n in (2048, 4096, 8192)] == [128, 128, 128]
 
 
 def test_pin_then_cache_then_default(tmp_path, monkeypatch):
@@ -52,8 +62,9 @@ def test_pin_then_cache_then_default(tmp_path, monkeypatch):
     key = H.tune_key(4096, 4096, 4096, "bf16")
     times = {i: 1e-3 * (len(H.HOPPER_CANDIDATES) - i) for i in range(len(H.HOPPER_CANDIDATES))}
     autotune.tune(H.OP, key, H.HOPPER_CANDIDATES, lambda c: times[H.HOPPER_CANDIDATES.index(c)], progress=False)
-    got = H.gemm_config(4000, 4096, 3000, "bf16")  # same buckets: the measured winner, from the disk cache
+    got = H.gemm_config(3840, 4096, 3000, "bf16")  # same buckets and alignment: the measured winner, from the cache
     assert got.source == "cache" and got.as_dict() == H.HOPPER_CANDIDATES[-1]
+    assert H.gemm_config(4000, 4096, 3000, "bf16").source == "default"  # 4000 is not 256-aligned: another key
     monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", "BM=128,BN=128,BK=64,stages=5,schedule=pingpong,cluster=1,splitk=1,multicast=b")
     got = H.gemm_config(4096, 4096, 4096, "bf16")
     assert got.source == "pinned" and got.as_dict() == H.HOPPER_CANDIDATES[3]
