@@ -16,12 +16,12 @@ if [ "${#wheels[@]}" -gt 0 ]; then
 fi
 export PYTHONPATH="$PWD/src:/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/env.txt" 2>&1
-timeout "${TEST_TIMEOUT_S:-240}" python3 -m pytest -q -p no:cacheprovider -W ignore tests/gpu/test_hopper_gemm_gpu.py \
+timeout "${TEST_TIMEOUT_S:-330}" python3 -m pytest -q -p no:cacheprovider -W ignore tests/gpu/test_hopper_gemm_gpu.py \
   tests/gpu/test_tma_gpu.py tests/gpu/test_ops_hopper_gpu.py tests/gpu/test_kernels_gpu.py tests/gpu/test_ops_gpu.py \
   > "$OUT/hopper_tests.txt" 2>&1
 echo "tests rc=$?" >> "$OUT/hopper_tests.txt"
 tail -3 "$OUT/hopper_tests.txt"
-timeout "${BENCH_TIMEOUT_S:-330}" python3 benchmarks/bench_hopper_gemm.py --budget-s "${BENCH_BUDGET_S:-300}" \
+timeout "${BENCH_TIMEOUT_S:-240}" python3 benchmarks/bench_hopper_gemm.py --budget-s "${BENCH_BUDGET_S:-210}" \
   --out "$OUT/hopper_gemm.json" > "$OUT/hopper_gemm_stdout.txt" 2> "$OUT/hopper_gemm_stderr.txt"
 echo "bench rc=$?"
 tail -60 "$OUT/hopper_gemm_stdout.txt"
