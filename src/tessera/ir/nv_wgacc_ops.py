@@ -154,6 +154,20 @@ class TmaStoreDrainOp(NvOp):
         super().__init__()
 
 
+def _check_fixup(op) -> None:
+    """What split-K's and stream-K's fixups share: a 64 x n f32 block in, the same type out, 1-4 blocks a tile,
+    a 4-byte verdict word."""
+    n, blocks = op.n.value.data, op.blocks.value.data
+    if n % 8 or not 8 <= n <= 256:
+        fail(op, f"n={n} must be a multiple of 8 in [8, 256]")
+    expect_vec(op, "value", op.value.type, n // 2, f32)
+    if op.result.type != op.value.type:
+        fail(op, f"result {op.result.type} differs from value {op.value.type}")
+    if not 1 <= blocks <= 4:
+        fail(op, f"blocks={blocks} must be in [1, 4] (64-row blocks of a tile of at most 256 rows)")
+    _check_offset(op, "flag", op.flag.value.data, 4)
+
+
 @irdl_op_definition
 class SplitkFixupOp(NvOp):
     """Split-K in one launch: split `split` of `splits` hands its 64 x n accumulator block over; `last` is true in
@@ -202,17 +216,10 @@ class SplitkFixupOp(NvOp):
         return cls.partial_bytes(n, splits, blocks) + 16
 
     def verify_(self) -> None:
-        n, splits, blocks = self.n.value.data, self.splits.value.data, self.blocks.value.data
-        if n % 8 or not 8 <= n <= 256:
-            fail(self, f"n={n} must be a multiple of 8 in [8, 256]")
-        expect_vec(self, "value", self.value.type, n // 2, f32)
-        if self.result.type != self.value.type:
-            fail(self, f"result {self.result.type} differs from value {self.value.type}")
+        _check_fixup(self)
+        splits = self.splits.value.data
         if not 2 <= splits <= self.MAX_SPLITS:
             fail(self, f"splits={splits} must be in [2, {self.MAX_SPLITS}] (one split needs no fixup)")
-        if not 1 <= blocks <= 4:
-            fail(self, f"blocks={blocks} must be in [1, 4] (64-row blocks of a tile of at most 256 rows)")
-        _check_offset(self, "flag", self.flag.value.data, 4)
 
 
 @irdl_op_definition
@@ -264,14 +271,7 @@ class StreamkFixupOp(NvOp):
         return blocks * 64 * n * 4
 
     def verify_(self) -> None:
-        n, blocks, stride = self.n.value.data, self.blocks.value.data, self.slot_stride.value.data
-        if n % 8 or not 8 <= n <= 256:
-            fail(self, f"n={n} must be a multiple of 8 in [8, 256]")
-        expect_vec(self, "value", self.value.type, n // 2, f32)
-        if self.result.type != self.value.type:
-            fail(self, f"result {self.result.type} differs from value {self.value.type}")
-        if not 1 <= blocks <= 4:
-            fail(self, f"blocks={blocks} must be in [1, 4] (64-row blocks of a tile of at most 256 rows)")
+        _check_fixup(self)
+        stride = self.slot_stride.value.data
         if stride not in (2, 4):
             fail(self, f"slot_stride={stride} must be 2 (two slots per CTA) or 4 (per 2-CTA cluster)")
-        _check_offset(self, "flag", self.flag.value.data, 4)
