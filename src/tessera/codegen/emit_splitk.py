@@ -17,6 +17,28 @@ from __future__ import annotations
 from tessera.ir import nv_hopper_ops as H
 
 
+def _hand_over(e, at: str, v: str, quads: int) -> None:
+    """Store this thread's part of the block (`v`, float4 j at `at` + 512 j: a warp's stores are 512 contiguous
+    bytes), past L1."""
+    with e.unrolled("j_", quads):
+        e.line(f"tsr_st_cg_f32x4({at} + 512u * j_, {v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]);")
+
+
+def _arrive(e, counter: str, final: str, word: str, consumer: str, last: str) -> None:
+    """The threadfence handshake: fence this thread's stores, meet at the warpgroup's named barrier, thread 0
+    bumps `counter`; the arrival that sees `final` resets it (ready for the next launch) and the verdict reaches
+    the whole warpgroup through shared `word` into `last`."""
+    e.line("tsr_fence_gpu();  // this thread's block is visible before the counter moves")
+    e.line(f"tsr_named_bar(1u + (unsigned){consumer}, 128u);")
+    with e.block("if ((tid & 127) == 0) "):
+        e.line(f"unsigned* const cnt_ = {counter};")
+        e.line(f"const unsigned last_ = tsr_atom_add_u32(cnt_, 1u) == {final};")
+        e.line("if (last_) tsr_st_u32_relaxed(cnt_, 0u);  // ready for the next launch")
+        e.line(f"tsr_st_shared_u32({word}, last_);")
+    e.line(f"tsr_named_bar(1u + (unsigned){consumer}, 128u);")
+    e.line(f"{last} = tsr_ld_shared_u32({word}) != 0u;")
+
+
 def emit_splitk_fixup(e, op: H.SplitkFixupOp) -> None:
     n, splits, blocks = op.n.value.data, op.splits.value.data, op.blocks.value.data
     regs, quads = n // 2, n // 8
@@ -37,18 +59,9 @@ def emit_splitk_fixup(e, op: H.SplitkFixupOp) -> None:
         e.line(f"float* const {part} = reinterpret_cast<float*>({rec}) + (unsigned)({e[op.block]}) * {64 * n}u "
                "+ 4u * (unsigned)(tid & 127);")
         e.line(f"const unsigned {word} = tsr_sbase + {op.flag.value.data}u + 4u * (unsigned){c};")
-        with e.unrolled("j_", quads):
-            e.line(f"tsr_st_cg_f32x4({part} + (unsigned){s} * {stride}u + 512u * j_, {v}[4 * j_], {v}[4 * j_ + 1], "
-                   f"{v}[4 * j_ + 2], {v}[4 * j_ + 3]);")
-        e.line("tsr_fence_gpu();  // this thread's block is visible before the counter moves")
-        e.line(f"tsr_named_bar(1u + (unsigned){c}, 128u);")
-        with e.block("if ((tid & 127) == 0) "):
-            e.line(f"unsigned* const cnt_ = reinterpret_cast<unsigned*>({rec} + {counters}u) + {e[op.block]};")
-            e.line(f"const unsigned last_ = tsr_atom_add_u32(cnt_, 1u) == {splits - 1}u;")
-            e.line("if (last_) tsr_st_u32_relaxed(cnt_, 0u);  // ready for the next launch")
-            e.line(f"tsr_st_shared_u32({word}, last_);")
-        e.line(f"tsr_named_bar(1u + (unsigned){c}, 128u);")
-        e.line(f"{last} = tsr_ld_shared_u32({word}) != 0u;")
+        _hand_over(e, f"{part} + (unsigned){s} * {stride}u", v, quads)
+        _arrive(e, f"reinterpret_cast<unsigned*>({rec} + {counters}u) + {e[op.block]}", f"{splits - 1}u", word, c,
+                last)
         with e.block(f"if ({last}) ", "the sum in split order, this split's own part from registers"):
             e.line("tsr_fence_gpu();")
             with e.unrolled("j_", quads):
@@ -92,19 +105,10 @@ def emit_streamk_fixup(e, op: H.StreamkFixupOp) -> None:
         e.line(f"const unsigned own_ = {first} + {stride}u * (unsigned){e[op.piece]} + "
                f"({e[op.piece]} == 0 ? (unsigned){e[op.head]} : 0u);")
         e.line(f"float* const mine_ = reinterpret_cast<float*>(tsr_scratch + (unsigned long long)own_ * {slot}ull + {at});")
-        with e.unrolled("j_", quads):
-            e.line(f"tsr_st_cg_f32x4(mine_ + 512u * j_, {v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]);")
-        e.line("tsr_fence_gpu();  // this thread's block is visible before the counter moves")
-        e.line(f"tsr_named_bar(1u + (unsigned){c}, 128u);")
-        with e.block("if ((tid & 127) == 0) "):
-            e.line(f"unsigned* const cnt_ = reinterpret_cast<unsigned*>(tsr_scratch + (unsigned long long)gridDim.x * "
-                   f"{2 * slot}ull + (unsigned long long)(unsigned){e[op.tile]} * {op.COUNTER_BYTES}ull) + "
-                   f"{e[op.block]};")
-            e.line(f"const unsigned last_ = tsr_atom_add_u32(cnt_, 1u) == {np_} - 1u;")
-            e.line("if (last_) tsr_st_u32_relaxed(cnt_, 0u);  // ready for the next launch")
-            e.line(f"tsr_st_shared_u32({word}, last_);")
-        e.line(f"tsr_named_bar(1u + (unsigned){c}, 128u);")
-        e.line(f"{last} = tsr_ld_shared_u32({word}) != 0u;")
+        _hand_over(e, "mine_", v, quads)
+        _arrive(e, f"reinterpret_cast<unsigned*>(tsr_scratch + (unsigned long long)gridDim.x * {2 * slot}ull + "
+                   f"(unsigned long long)(unsigned){e[op.tile]} * {op.COUNTER_BYTES}ull) + {e[op.block]}",
+                f"{np_} - 1u", word, c, last)
         with e.block(f"if ({last}) ", "the sum in piece order, read back from the slots"):
             e.line("tsr_fence_gpu();")
             e.line(f"const float* const p0_ = reinterpret_cast<const float*>(tsr_scratch + "
