@@ -74,7 +74,7 @@ from tessera.passes.wgmma_epilogue import Epilogue
 from tessera.passes.ws_layout import plan_layout
 from tessera.passes.ws_units import (FIRST_SLOT, HEAD, K_RANGE, PIECE, PIECES, REAL_TILE, SPLIT, TILE,
                                      Units)
-from tessera.passes.wgmma_kloop import WG_ROWS, KLoop, binop, index_const, is_scalar, match, refuse
+from tessera.passes.wgmma_kloop import WG_ROWS, KLoop, binop, cmpi, index_const, is_scalar, match, refuse
 
 MAX_STAGES = 8
 SCHEDULES = ("cooperative", "pingpong")
@@ -83,7 +83,7 @@ STORES = ("tma", "registers")
 MULTICASTS = ("b", "a")  # the operand a 2-CTA cluster shares: b (pairs of tile rows) or a (pairs of tile columns)
 MAX_SPLITK = H.SplitkFixupOp.MAX_SPLITS
 # setmaxnreg per consumer count: 128 * producer + 128 * consumers * consumer <= 64K registers (multiples of 8)
-REGS = {1: (40, 232), 2: (40, 232), 3: (40, 152)}
+REGS = {2: (40, 232), 3: (40, 152)}  # one consumer warpgroup keeps the even share (no setmaxnreg)
 
 
 class Builder:
@@ -160,10 +160,10 @@ class Builder:
         ops: list[Operation] = []
         grid = [H.LogicalGridOp(a) for a in range(self.grid_axes)]
         ops += grid
-        units = self.units
-        total = units.count(ops, [g.result for g in grid])
+        units, sizes = self.units, [g.result for g in grid]
+        total = units.count(ops, sizes)
         if role == "producer":
-            self.evict = {id(o): self.read_once(ops, o, [g.result for g in grid]) for o in (self.kl.a, self.kl.b)}
+            self.evict = {id(o): self.read_once(ops, o, sizes) for o in (self.kl.a, self.kl.b)}
         bid, ncta = nv.BlockIdOp(0), nv.GridDimOp(0)
         ops += [bid, ncta]
         bid, ncta = bid.result, ncta.result
@@ -308,16 +308,9 @@ class Builder:
         if not others or len(follows) == 0:
             return None
         one = index_const(ops, 1)
-        pred = None
-        for g in others:
-            eq = arith.CmpiOp(g, one, "eq")
-            ops.append(eq)
-            if pred is None:
-                pred = eq.result
-            else:
-                both = arith.AndIOp(pred, eq.result)
-                ops.append(both)
-                pred = both.result
+        pred = cmpi(ops, others[0], one, "eq")
+        for g in others[1:]:
+            pred = binop(ops, arith.AndIOp, pred, cmpi(ops, g, one, "eq"))
         return pred
 
     def row_blocks(self, ops: list, consumer: SSAValue, blocks: int) -> list[SSAValue]:

@@ -177,3 +177,15 @@ def binop(ops: list, cls, lhs: SSAValue, rhs: SSAValue | int) -> SSAValue:
     op = cls(lhs, rhs)
     ops.append(op)
     return op.result
+
+
+def cmpi(ops: list, lhs: SSAValue, rhs: SSAValue, predicate: str) -> SSAValue:
+    op = arith.CmpiOp(lhs, rhs, predicate)
+    ops.append(op)
+    return op.result
+
+
+def select(ops: list, cond: SSAValue, if_true: SSAValue, if_false: SSAValue) -> SSAValue:
+    op = arith.SelectOp(cond, if_true, if_false)
+    ops.append(op)
+    return op.result

@@ -29,7 +29,7 @@ from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
 from tessera.ir import tile_ops as T
-from tessera.passes.wgmma_kloop import KLoop, binop, index_const, is_scalar
+from tessera.passes.wgmma_kloop import KLoop, binop, cmpi, index_const, is_scalar, select
 
 REAL_TILE = object()  # mapping key: i1 "this tile exists" (a cluster's spare CTA, of an odd count, has none)
 K_RANGE = object()  # mapping key (splitk > 1): (first K, end K) of this unit's split
@@ -78,16 +78,6 @@ class Units:
 
     def plan_stream(self, ops: list, tiles: SSAValue, c: SSAValue, p: SSAValue) -> None:
         """Stream-K: which whole tiles and which K-step range CTA `c` of `p` takes, as values in `ops`."""
-        def sel(cond, a, b):
-            op = arith.SelectOp(cond, a, b)
-            ops.append(op)
-            return op.result
-
-        def cmp(a, b, pred):
-            op = arith.CmpiOp(a, b, pred)
-            ops.append(op)
-            return op.result
-
         add, sub, mul, div, rem = (lambda a, b, cls=cls: binop(ops, cls, a, b) for cls in
                                    (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivSIOp, arith.RemSIOp))
         kt = self.trip(ops, self.clone_prologue(ops, [index_const(ops, 0)] * len(self.sizes)))
@@ -95,8 +85,8 @@ class Units:
         partial = rem(tiles, p)  # tiles of the last, partial wave
         # streamed: the partial wave and one full wave before it (all tiles, if fewer than p); none when the
         # tiles fill whole waves, or there are no K steps (each tile then only runs its epilogue)
-        streamed = sel(binop(ops, arith.AndIOp, cmp(partial, zero, "ne"), cmp(kt, zero, "ne")),
-                       binop(ops, arith.MinSIOp, tiles, add(partial, p)), zero)
+        streamed = select(ops, binop(ops, arith.AndIOp, cmpi(ops, partial, zero, "ne"), cmpi(ops, kt, zero, "ne")),
+                          binop(ops, arith.MinSIOp, tiles, add(partial, p)), zero)
         whole = sub(tiles, streamed)  # a multiple of p: the tiles dealt out whole
         steps = mul(streamed, kt)
         q, r = div(steps, p), rem(steps, p)
@@ -106,7 +96,7 @@ class Units:
         b0, b1 = self.range_start(ops, c), self.range_start(ops, add(c, 1))
         ktd = binop(ops, arith.MaxSIOp, kt, 1)
         first, last = div(b0, ktd), div(sub(b1, 1), ktd)
-        pieces = sel(cmp(b1, b0, "sgt"), add(sub(last, first), 1), zero)
+        pieces = select(ops, cmpi(ops, b1, b0, "sgt"), add(sub(last, first), 1), zero)
         sk.update(b0=b0, b1=b1, first=first, units=add(sk["dp"], pieces))
 
     def range_start(self, ops: list, c: SSAValue) -> SSAValue:
@@ -117,12 +107,10 @@ class Units:
     def range_of(self, ops: list, i: SSAValue) -> SSAValue:
         """Stream-K: the CTA whose range holds streamed step i (the first r ranges are q + 1 long, the rest q)."""
         sk = self.sk
-        early = arith.CmpiOp(i, sk["big"], "slt")
         late = binop(ops, arith.AddiOp, sk["r"],
                      binop(ops, arith.DivSIOp, binop(ops, arith.SubiOp, i, sk["big"]), sk["qd"]))
-        pick = arith.SelectOp(early.result, binop(ops, arith.DivSIOp, i, sk["q1"]), late)
-        ops += [early, pick]
-        return pick.result
+        early = binop(ops, arith.DivSIOp, i, sk["q1"])
+        return select(ops, cmpi(ops, i, sk["big"], "slt"), early, late)
 
     def setup(self, ops: list, t: SSAValue) -> dict:
         """Program ids of unit `t` and the kernel's index math before the K-loop, cloned: old value -> new.
@@ -140,9 +128,7 @@ class Units:
         if self.rank is not None:  # a row (column) past the grid, of an odd count, loads and stores nothing
             ax = self.pair_axis
             pids[ax] = binop(ops, arith.AddiOp, binop(ops, arith.MuliOp, pids[ax], self.cluster), self.rank)
-            real = arith.CmpiOp(pids[ax], sizes[ax], "slt")
-            ops.append(real)
-            mapping[REAL_TILE] = real.result
+            mapping[REAL_TILE] = cmpi(ops, pids[ax], sizes[ax], "slt")
         self.clone_prologue(ops, pids, mapping)
         if split is not None:
             self.split_range(ops, mapping, split, pids)
@@ -168,47 +154,36 @@ class Units:
         sk = self.sk
         add, sub, mul = (lambda a, b, cls=cls: binop(ops, cls, a, b) for cls in
                          (arith.AddiOp, arith.SubiOp, arith.MuliOp))
-        whole = arith.CmpiOp(u, sk["dp"], "slt")
-        ops.append(whole)
+        whole = cmpi(ops, u, sk["dp"], "slt")
         streamed = add(sk["first"], sub(u, sk["dp"]))  # the tile among the streamed ones
-        tile = arith.SelectOp(whole.result, add(sk["c"], mul(u, sk["p"])), add(sk["whole"], streamed))
-        ops.append(tile)
-        return tile.result, {"whole": whole.result, "streamed": streamed}
+        tile = select(ops, whole, add(sk["c"], mul(u, sk["p"])), add(sk["whole"], streamed))
+        return tile, {"whole": whole, "streamed": streamed}
 
     def stream_range(self, ops: list, mapping: dict, piece: dict, pids: list) -> None:
         """Stream-K: the K range of this unit's piece, the tile's piece count and this piece's index, and the
         scratch slots the fixup addresses, into `mapping`."""
         sk, whole = self.sk, piece["whole"]
-
-        def sel(a, b):
-            op = arith.SelectOp(whole, a, b)
-            ops.append(op)
-            return op.result
-
         add, sub, mul = (lambda a, b, cls=cls: binop(ops, cls, a, b) for cls in
                          (arith.AddiOp, arith.SubiOp, arith.MuliOp))
         kt, zero = sk["kt"], index_const(ops, 0)
         t0 = mul(piece["streamed"], kt)  # the tile's first step among the streamed steps
-        lo = sel(zero, sub(binop(ops, arith.MaxSIOp, sk["b0"], t0), t0))
-        hi = sel(kt, sub(binop(ops, arith.MinSIOp, sk["b1"], add(t0, kt)), t0))
+        lo = select(ops, whole, zero, sub(binop(ops, arith.MaxSIOp, sk["b0"], t0), t0))
+        hi = select(ops, whole, kt, sub(binop(ops, arith.MinSIOp, sk["b1"], add(t0, kt)), t0))
         loop = self.kl.loop
         lb, ub, st = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
         k_lo = add(lb, mul(lo, st))
         k_hi = binop(ops, arith.MinSIOp, ub, add(lb, mul(hi, st)))
         c0 = self.range_of(ops, t0)
         c1 = self.range_of(ops, sub(add(t0, kt), 1))
-        head = arith.CmpiOp(self.range_start(ops, c0), t0, "slt")
-        ops.append(head)
-        head_i = arith.SelectOp(head.result, index_const(ops, 1), zero)
-        ops.append(head_i)
+        head = select(ops, cmpi(ops, self.range_start(ops, c0), t0, "slt"), index_const(ops, 1), zero)
         cta0 = mul(c0, self.cluster) if self.cluster > 1 else c0
         if self.rank is not None:
             cta0 = add(cta0, self.rank)
         mapping[K_RANGE] = (k_lo, k_hi)
-        mapping[PIECES] = sel(index_const(ops, 1), add(sub(c1, c0), 1))
-        mapping[PIECE] = sel(zero, sub(sk["c"], c0))
+        mapping[PIECES] = select(ops, whole, index_const(ops, 1), add(sub(c1, c0), 1))
+        mapping[PIECE] = select(ops, whole, zero, sub(sk["c"], c0))
         mapping[FIRST_SLOT] = mul(cta0, 2)
-        mapping[HEAD] = head_i.result
+        mapping[HEAD] = head
         mapping[TILE] = self.tile_index(ops, pids)
 
     def split_range(self, ops: list, mapping: dict, split: SSAValue, pids: list) -> None:
