@@ -46,7 +46,7 @@ def physical_grid(grid, sm_count: int, kernel: str | None = None, cluster: int =
     if type(sm_count) is not int or sm_count < cluster:
         raise RuntimeLaunchError(RUNTIME_LAUNCH_FAILED, f"the device reported {sm_count!r} SMs; a persistent launch "
                                  f"of {cluster}-CTA clusters needs the count", kernel=kernel)
-    pairs = [-(-d // cluster) if axis == cluster_axis else d for axis, d in enumerate(dims)]
     if streamk:
         return (cluster * (sm_count // cluster), 1, 1), dims
+    pairs = [-(-d // cluster) if axis == cluster_axis else d for axis, d in enumerate(dims)]
     return (cluster * min(pairs[0] * pairs[1] * pairs[2] * splitk, sm_count // cluster), 1, 1), dims
