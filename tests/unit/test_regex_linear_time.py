@@ -2,7 +2,8 @@
 
 Issue 13: xDSL 0.74's string-literal regex backtracks exponentially on an
 unterminated literal (`tessera-opt` hung for minutes on a 40-character line);
-Tessera lexes with `LinearLexer` (tessera.ir.parse). Each fix is checked twice: the new regex agrees with the
+Tessera lexes with `LinearLexer` (tessera.ir.parse). The SASS readers had two
+quadratic regexes. Each fix is checked twice: the new regex agrees with the
 old one on many generated strings (short enough for the old one to finish),
 and an adversarial input runs under a wall-clock limit that the old regex
 overshoots by orders of magnitude. The regexes found linear in the audit
@@ -25,6 +26,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 from _lit_fixtures import fixtures
 from _time_limit import time_limit
 from tessera import cli
+from tessera.codegen import sass
 from tessera.ir import diagnostics as D
 from tessera.ir.parse import LinearLexer, parse_module
 from tessera.passes import parse_pipeline
@@ -152,3 +154,70 @@ def test_pass_pipeline_lexing_is_linear(name):
         with pytest.raises(D.TesseraError) as info:
             parse_pipeline(text)
     assert info.value.code.name.startswith("OPT_")
+
+
+# SASS: the old regexes, as they were, to compare against.
+OLD_INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)\s*([^;]*);")
+OLD_RES_FIELD = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
+SASS_PIECES = ["/*", "*/", "0a1f", "0", "f", " ", "  ", "@", "!", "U", "P", "T", "7", "HMMA", "R", ".F32",
+               "_", ",", "[", "]", ";", "c", ":", "x", "/* 0x0000 */"]
+SASS_PARTS = [["/*", ""], ["0310", "00a", "0010f", "g1"], ["*/", "*", ""], [" ", "  ", ""],
+              ["", "", "@P0 ", "@!UPT  ", "@P ", "@!P0"], ["HMMA.16816.F32", "R", "MOV", "x", "_A", ""],
+              [" ", "", "   "], ["R4, R8", "c[0x0][0x28]", "", "R1 , RZ"], [" ;", ";", "", " "],
+              ["", "  /* 0x00000a0000017a02 */", " ;"]]
+
+
+def _sass_line(rng: random.Random) -> str:
+    parts = [options[0] if rng.random() < 0.8 else rng.choice(options) for options in SASS_PARTS]
+    for _ in range(rng.choice([0, 0, 1, 2])):  # corrupt it a little
+        parts.insert(rng.randint(0, len(parts)), rng.choice(SASS_PIECES))
+    return "".join(parts)
+
+
+def _groups(m: re.Match | None):
+    return None if m is None else (m.start(), m.end(), m.groups())
+
+
+def test_sass_instruction_regex_finds_what_it_found_before():
+    rng = random.Random(13)
+    found = 0
+    for _ in range(20000):
+        line = _sass_line(rng)
+        new = sass._INSTR_RE.search(line, 0, line.rfind(";") + 1)
+        assert _groups(new) == _groups(OLD_INSTR.search(line)), line
+        found += new is not None
+    assert 2000 < found < 18000  # both matches and misses are compared
+    real = "        /*0310*/              @!P0 HMMA.16816.F32.BF16 R4, R8, R14, R4 ;   /* 0x000000000e0479c3 */"
+    (ins,) = sass.instructions(real)
+    assert (ins.offset, ins.predicate, ins.opcode, ins.operands) == (0x310, "@!P0", "HMMA.16816.F32.BF16",
+                                                                      "R4, R8, R14, R4")
+
+
+def test_sass_resource_field_regex_finds_what_it_found_before():
+    rng = random.Random(13)
+    pieces = ["REG", "A", "B", ":", "4", "0", "[", "]", "CONSTANT", " ", "x", "_"]
+    for _ in range(20000):
+        line = "".join(rng.choices(pieces, k=rng.randint(1, 16)))
+        assert sass._RES_FIELD_RE.findall(line) == OLD_RES_FIELD.findall(line), line
+    line = "        REG:40 STACK:0 SHARED:1024 LOCAL:0 CONSTANT[0]:380 TEXTURE:0 SURFACE:0 SAMPLER:0"
+    assert dict(sass._RES_FIELD_RE.findall(line))["CONSTANT[0]"] == "380"
+
+
+SASS_ADVERSARIAL = {
+    "opcode-without-semicolon": "/*0000*/ " + "A" * BIG,
+    "blanks-without-semicolon": "/*0000*/ A" + " " * BIG + "x",
+    "many-starts-one-semicolon-first": ";" + "/*0000*/ A " * (BIG // 11),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SASS_ADVERSARIAL))
+def test_sass_instruction_reading_is_linear(name):
+    text = SASS_ADVERSARIAL[name]
+    with time_limit(LIMIT_S, text, f"linear-sass-{name}", ".sass"):
+        assert sass.instructions(text) == []
+
+
+def test_sass_resource_reading_is_linear():
+    text = "A" * BIG + "\n"
+    with time_limit(LIMIT_S, text, "linear-sass-res", ".txt"):
+        assert sass._RES_FIELD_RE.findall(text) == []

@@ -24,10 +24,14 @@ LOCAL_MEMORY_OPCODES = ("LDL", "STL")
 TOOL_TIMEOUT_S = 120
 
 # `/*0310*/   @!P0 HMMA.16816.F32.BF16 R4, R8, R14, R4 ;` in cuobjdump and nvdisasm output alike.
-_INSTR_RE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)\s*([^;]*);")
+# Possessive quantifiers: the opcode, the blanks and the operands overlap, and without them a line with
+# no ';' backtracks through every split of opcode and operands (quadratic in the line).
+_INSTR_RE = re.compile(r"/\*([0-9a-f]{4,}+)\*/\s++(@!?U?P[T0-9]++\s++)?+([A-Z][A-Za-z0-9_.]*+)\s*+([^;]*+);")
 _FUNC_RE = re.compile(r"^\s*(?:Function\s*:\s*(\S+)|\.text\.(\S+):)\s*$")  # cuobjdump | nvdisasm
 _RES_FUNC_RE = re.compile(r"^\s*Function\s+(\S+):")
-_RES_FIELD_RE = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
+# `REG:40 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:380`; a name starts after a non-capital, so that findall
+# does not rescan a run of capitals from each of its letters (quadratic in the run).
+_RES_FIELD_RE = re.compile(r"(?<![A-Z])([A-Z]++(?:\[\d++\])?+):(\d++)")
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,9 @@ def instructions(sass: str) -> list[Instruction]:
         if head:
             function = head.group(1) or head.group(2)
             continue
-        m = _INSTR_RE.search(line)
+        # Searching only up to the last ';' keeps the search linear: every start that reaches the operands
+        # then finds its ';', instead of each scanning to the end of the line and failing.
+        m = _INSTR_RE.search(line, 0, line.rfind(";") + 1)
         if m:
             out.append(Instruction(function, int(m.group(1), 16), (m.group(2) or "").strip(),
                                    m.group(3), m.group(4).strip()))
