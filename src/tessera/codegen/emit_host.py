@@ -4,7 +4,7 @@ CI has no GPU, and the nv emulator (`tessera.ir.nv_interp`) checks the nv IR,
 not the C++ the emitter writes from it. This harness checks the text itself:
 index arithmetic, guards, fused slot loops, shared-memory offsets, the kernel
 ABI. A prelude defines what CUDA provides (threadIdx, __syncthreads as a
-std::barrier over the CTA, bit casts, math) and host versions of the few
+a CTA barrier that gives up on a deadlock, bit casts, math) and host versions of the few
 helpers the emitter writes in inline PTX (they sit between
 `#ifndef TESSERA_HOST_EMULATION` lines): cp.async becomes a synchronous copy
 with the same zero-fill, and mma.sync a warp-collective computation that
@@ -37,9 +37,12 @@ from tessera.layouts import lane_map
 
 _SHIM = r"""
 #include <algorithm>
-#include <barrier>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 #define TESSERA_HOST_EMULATION 1
@@ -59,10 +62,33 @@ static tsr_dim3 gridDim;
 alignas(1024) unsigned char tsr_smem_of[TSR_MAX_CLUSTER][232448];
 static thread_local int tsr_rank;
 #define tsr_smem (tsr_smem_of[tsr_rank])
-static std::barrier<>* tsr_cta_barrier[TSR_MAX_CLUSTER];
-static std::barrier<>* tsr_cluster_barrier;
-static std::barrier<>* tsr_warp_barrier[TSR_MAX_CLUSTER][32];
-static std::barrier<>* tsr_wg_barrier[TSR_MAX_CLUSTER][8];  // wgmma is warpgroup-collective: it issues once all four warps have
+// A wait that never completes (a thread that never reaches a barrier, a lost mbarrier arrival, missing TMA
+// bytes) is a deadlock on the GPU; here it gives up after TSR_WAIT_LIMIT_S, marks the launch hung and lets every
+// thread run out, so the caller gets a coded error instead of a process that never returns.
+static std::atomic<bool> tsr_hung{false};
+// std::barrier cannot give up, so the CTA, warp, warpgroup and cluster barriers are this one.
+struct tsr_barrier {
+  explicit tsr_barrier(int n) : count(n) {}
+  void arrive_and_wait() {
+    std::unique_lock<std::mutex> g(m);
+    const unsigned gen = generation;
+    if (++arrived == count) { arrived = 0; ++generation; g.unlock(); cv.notify_all(); return; }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(TSR_WAIT_LIMIT_S);
+    while (generation == gen && !tsr_hung.load()) {
+      if (std::chrono::steady_clock::now() > deadline) { tsr_hung = true; break; }
+      cv.wait_for(g, std::chrono::milliseconds(20));
+    }
+  }
+  std::mutex m;
+  std::condition_variable cv;
+  const int count;
+  int arrived = 0;
+  unsigned generation = 0;
+};
+static tsr_barrier* tsr_cta_barrier[TSR_MAX_CLUSTER];
+static tsr_barrier* tsr_cluster_barrier;
+static tsr_barrier* tsr_warp_barrier[TSR_MAX_CLUSTER][32];
+static tsr_barrier* tsr_wg_barrier[TSR_MAX_CLUSTER][8];  // wgmma is warpgroup-collective: it issues once all four warps have
 static inline void __syncthreads() { tsr_cta_barrier[tsr_rank]->arrive_and_wait(); }
 static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
@@ -157,10 +183,8 @@ static inline void tsr_mbar_arrive_cluster(unsigned bar, unsigned rank) {
 }
 static inline unsigned tsr_cluster_rank() { return (unsigned)tsr_rank; }
 static inline void tsr_cluster_sync() { tsr_cluster_barrier->arrive_and_wait(); }
-// try_wait.parity: the phase of that parity has completed when the current phase's parity differs.
-// A wait that never completes (a lost arrival, missing TMA bytes) is a deadlock on the GPU; here it gives up
-// after TSR_WAIT_LIMIT_S, marks the launch hung and lets every thread run out, so the caller gets an error.
-static std::atomic<bool> tsr_hung{false};
+// try_wait.parity: the phase of that parity has completed when the current phase's parity differs; a wait gives
+// up as a barrier does (tsr_hung).
 static inline void tsr_mbar_wait(unsigned bar, unsigned parity) {
   const auto start = std::chrono::steady_clock::now();
   while (!tsr_hung.load()) {
@@ -244,15 +268,16 @@ static inline void tsr_wgmma_host(float* d, int n, unsigned long long da, unsign
 _LAUNCH = r"""
 // Clusters of CLUSTER CTAs (consecutive x) run one after another; the CTAs of one cluster run at once.
 extern "C" int tsr_host_launch(void** argv, int gx, int gy, int gz) {
+  tsr_hung = false;  // a launch that hung before does not make this one look hung (nor skip its waits)
   gridDim = {(unsigned)gx, (unsigned)gy, (unsigned)gz};
   for (int z = 0; z < gz; ++z) for (int y = 0; y < gy; ++y) for (int x0 = 0; x0 < gx; x0 += CLUSTER) {
-    std::barrier<> cluster(CLUSTER * THREADS);
+    tsr_barrier cluster(CLUSTER * THREADS);
     tsr_cluster_barrier = &cluster;
-    std::vector<std::barrier<>*> owned;
+    std::vector<tsr_barrier*> owned;
     for (int r = 0; r < CLUSTER; ++r) {
-      owned.push_back(new std::barrier<>(THREADS)); tsr_cta_barrier[r] = owned.back();
-      for (int w = 0; w < THREADS / 32; ++w) { owned.push_back(new std::barrier<>(32)); tsr_warp_barrier[r][w] = owned.back(); }
-      for (int g = 0; g < THREADS / 128; ++g) { owned.push_back(new std::barrier<>(128)); tsr_wg_barrier[r][g] = owned.back(); }
+      owned.push_back(new tsr_barrier(THREADS)); tsr_cta_barrier[r] = owned.back();
+      for (int w = 0; w < THREADS / 32; ++w) { owned.push_back(new tsr_barrier(32)); tsr_warp_barrier[r][w] = owned.back(); }
+      for (int g = 0; g < THREADS / 128; ++g) { owned.push_back(new tsr_barrier(128)); tsr_wg_barrier[r][g] = owned.back(); }
     }
     std::vector<std::thread> threads;
     for (int r = 0; r < CLUSTER; ++r) for (int t = 0; t < THREADS; ++t) threads.emplace_back([=] {
@@ -279,7 +304,8 @@ def _table(a: np.ndarray) -> str:
 def host_source(kernel: EmittedKernel) -> str:
     """The emitted kernel with the host prelude before it and a launcher after it."""
     a, b, c = (lane_map("mma_sync", r, 16, 8, 16, "bf16") for r in ("a", "b", "acc"))
-    shim = (_SHIM.replace("{A_LANE}", _table(a.owners[0])).replace("{A_SLOT}", _table(a.owners[1]))
+    shim = (_SHIM.replace("TSR_WAIT_LIMIT_S", str(WAIT_LIMIT_S))
+            .replace("{A_LANE}", _table(a.owners[0])).replace("{A_SLOT}", _table(a.owners[1]))
             .replace("{B_LANE}", _table(b.owners[0])).replace("{B_SLOT}", _table(b.owners[1]))
             .replace("{C_ROW}", _table(c.rows)).replace("{C_COL}", _table(c.cols)))
     body = kernel.source.replace("typedef unsigned int tsr_u32;\ntypedef unsigned short tsr_u16;\n", "")
@@ -289,7 +315,7 @@ def host_source(kernel: EmittedKernel) -> str:
     args = ", ".join(f"*({p.ctype.replace('__restrict__', '').strip()}*)argv[{i}]" for i, p in enumerate(kernel.params))
     launch = (_LAUNCH.replace("THREADS", str(kernel.num_threads)).replace("KERNEL", kernel.name)
               .replace("ARGS", args).replace("CLUSTER", str(kernel.cluster))
-              .replace("TSR_HUNG", "tsr_hung.load() ? 1 : 0" if "tsr_hung" in shim else "0"))
+              .replace("TSR_HUNG", "tsr_hung.load() ? 1 : 0"))
     return shim + body + launch
 
 
@@ -331,7 +357,7 @@ def tensor_map_arg(raw: bytes):
     return buf, ctypes.c_void_p(ctypes.addressof(buf) + at)
 
 
-WAIT_LIMIT_S = 20  # an mbarrier wait longer than this on the emulator is a deadlock
+WAIT_LIMIT_S = 20  # a barrier or mbarrier wait longer than this on the emulator is a deadlock
 PERSISTENT_CTAS = 3  # CTAs a persistent kernel gets here: several tiles each, and both ping-pong consumers busy
 PERSISTENT_CLUSTERS = 2  # clusters a cluster kernel gets here: its CTAs stride over the tiles in pairs
 
@@ -392,8 +418,18 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
     argv = (ctypes.c_void_p * len(values))(*[v[1] if isinstance(v, tuple) else ctypes.cast(ctypes.pointer(v),
                                                                                               ctypes.c_void_p)
                                                for v in values])
-    grid = _launch_grid(kernel, logical)
-    if _library(host_source(kernel)).tsr_host_launch(argv, *grid):
-        raise D.TesseraError(D.RUNTIME_LAUNCH_FAILED, f"{kernel.name} deadlocked on the host emulator: an mbarrier "
-                                                      f"wait did not complete within {WAIT_LIMIT_S} s",
-                             hint="an arrival or TMA transaction the barrier counts on never happens")
+    launch_library(_library(host_source(kernel)), argv, _launch_grid(kernel, logical), kernel.name)
+
+
+def launch_library(lib: ctypes.CDLL, argv, grid: tuple[int, int, int], name: str) -> None:
+    """Run a host-emulated kernel library over `grid`; its deadlock verdict becomes RUNTIME_LAUNCH_TIMEOUT.
+
+    The one place a host launch's status is read: `run_on_host` and the emulated cuda lane
+    (`tessera.compiler.testing.HostKernel`) both launch through it, so no caller can drop the verdict.
+    """
+    if lib.tsr_host_launch(argv, *grid):
+        raise D.TesseraError(D.RUNTIME_LAUNCH_TIMEOUT, f"{name} deadlocked on the host emulator: a barrier or "
+                                                       f"mbarrier wait did not complete within {WAIT_LIMIT_S} s; "
+                                                       "its outputs are garbage",
+                             hint="a thread never reaches a barrier, or an arrival or TMA transaction a barrier "
+                                  "counts on never happens (a too-shallow ring, a lost arrival, a missing multicast)")

@@ -9,8 +9,9 @@ methods, so a machine without them works). The reader is chosen once per
 Python type, which keeps a warm launch to a dictionary lookup per array.
 
 Element types use Tessera's names (bf16, f16, f32, f64, i32, ...). A dtype
-with no such name (complex, bool, or a raw 2-byte void that could be bf16
-or f16) reads as None: callers report it, never guess.
+with no such name (complex, bool, a 4-byte void) reads as None: callers
+report it, never guess. A `__cuda_array_interface__` `<V2` is bf16 (the
+interface has no code for it: `tessera.runtime.args.cai_dtype`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import NamedTuple
 
 import ml_dtypes
 import numpy as np
+
+from tessera.runtime.args import cai_dtype
 
 _NUMPY_NAMES = {np.dtype(np.float64): "f64", np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
                 np.dtype(ml_dtypes.bfloat16): "bf16", np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
@@ -122,10 +125,12 @@ def _cai(x) -> ArrayView | None:
     except (AttributeError, TypeError, RuntimeError):
         return None
     typestr = cai["typestr"]
-    known = _cai_names.get(typestr)
+    known = _cai_names.get(typestr) if "descr" not in cai else None
     if known is None:
-        dt = np.dtype(typestr)
-        known = _cai_names.setdefault(typestr, (_NUMPY_NAMES.get(dt), dt.itemsize))
+        dt = cai_dtype(typestr, cai.get("descr"))
+        known = (_NUMPY_NAMES.get(dt), dt.itemsize)
+        if "descr" not in cai:
+            _cai_names[typestr] = known
     name, item = known
     shape = tuple(cai["shape"])
     raw = cai.get("strides")

@@ -142,21 +142,27 @@ class HostKernel:
         dims = (grid,) if isinstance(grid, int) else tuple(grid)
         if not 1 <= len(dims) <= 3 or not all(type(d) is int and d >= 1 for d in dims):
             raise self._fail(f"grid must be a positive int or 1 to 3 positive ints, got {grid!r}")
-        self.binder.bind(args)  # the runtime's own checks: kinds, ranges, dtypes, extents
-        from tessera.codegen.emit_host import tensor_map_arg
-        values, keep = [], []
-        for p, a in zip(self.binder.params, args):
-            if isinstance(a, np.ndarray):
-                a = a.ctypes.data
+        bound = self.binder.bind(args)  # the runtime's own checks: kinds, ranges, dtypes, extents
+        from tessera.codegen.emit_host import launch_library, tensor_map_arg
+        values = list(bound.values)
+        for index, array, _ in bound.host:  # numpy arrays run in place (a contiguous copy when they are views)
+            values[index] = array.ctypes.data
+        for slot in bound.tmaps:  # maps of numpy arrays: encoded, as the GPU launcher does once it knows addresses
+            slot.fill(values, self.kernel.name)
+        keep, pointers = [], []
+        for p, v in zip(self.binder.params, values):
             if p.kind == "tmap":  # tessera.codegen.emit_host.host_tensor_map's 128 bytes, read in place
-                buf, at = tensor_map_arg(bytes(a))
+                buf, at = tensor_map_arg(bytes(v))
                 keep.append(buf)
-                values.append(at)
+                pointers.append(at)
             else:
-                v = _C_TYPES[p.kind](a)
-                keep.append(v)
-                values.append(ctypes.cast(ctypes.pointer(v), ctypes.c_void_p))
-        argv = (ctypes.c_void_p * max(1, len(values)))(*values)
-        self.lib.tsr_host_launch(argv, *(dims + (1,) * (3 - len(dims))))
+                c = _C_TYPES[p.kind](v)
+                keep.append(c)
+                pointers.append(ctypes.cast(ctypes.pointer(c), ctypes.c_void_p))
+        argv = (ctypes.c_void_p * max(1, len(pointers)))(*pointers)
+        launch_library(self.lib, argv, dims + (1,) * (3 - len(dims)), self.kernel.name)
+        for (index, array, back), original in zip(bound.host, (args[i] for i, _, _ in bound.host)):
+            if back and array is not original:
+                np.copyto(original, array)
         self.backend.launches += 1
         return self.result

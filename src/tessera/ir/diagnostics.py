@@ -240,6 +240,10 @@ RUNTIME_TMA_INVALID = _code("RUNTIME_TMA_INVALID", "an array cannot be described
                             "TMA reads bf16/f16/f32 2-D arrays with contiguous rows, a 16-byte aligned base address "
                             "and a row pitch that is a multiple of 16 bytes (pad the row length if needed)")
 
+RUNTIME_LAUNCH_TIMEOUT = _code("RUNTIME_LAUNCH_TIMEOUT", "a kernel did not finish within the launch time bound",
+                               "a kernel that waits forever (a deadlocked barrier or pipeline) ends here instead of "
+                               "hanging the process; raise the bound with TESSERA_LAUNCH_TIMEOUT_S (seconds, or 0 for "
+                               "none) if the kernel is merely long")
 
 # --- nv target (lower-tile-to-nv, tessera.ir.nv_ops) and CUDA emission ------------
 NV_ARCH_UNSUPPORTED = _code("NV_ARCH_UNSUPPORTED", "an instruction or fragment family needs an arch the target is not",

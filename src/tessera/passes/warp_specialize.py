@@ -23,7 +23,8 @@ Output (nv IR, one thread's view; see `tessera.ir.nv_hopper_ops`):
   blocks, when BM = 256; ping-pong: whole tiles, alternating): they take
   registers (setmaxnreg.inc) and per K step wait(full) -> wgmma over BK ->
   wait for the previous step's wgmma group -> arrive(empty) for the previous
-  step's slot (one group stays in flight); then run the epilogue from the
+  step's slot (one group stays in flight; with stages=1 each step waits for
+  its own group and frees its own slot, as the one slot is needed next); then run the epilogue from the
   accumulator registers (`nv.wgacc_load`; the output through shared memory
   and TMA stores, `nv.wgacc_store_tma`, or from registers, `nv.wgacc_store`);
 * persistence: both roles loop over the logical grid (`nv.logical_grid`)
@@ -105,6 +106,7 @@ class Builder:
                                  "whole 128 x BN tile in registers, so BM must be 128 and BN at most 128",
                          "use BM=128, BN<=128 for pingpong, or schedule=cooperative")
         self.lay = plan_layout(kl, stages, self.pingpong, store, splitk > 1 or streamk)
+        self.lag = 1 if stages > 1 else 0  # wgmma groups a consumer leaves in flight across a K step
         self.grid_axes = 1 + max([op.axis.data for op in kl.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
         self.units = Units(kl, group_m, cluster, splitk, self.pair_axis, streamk)
@@ -252,17 +254,22 @@ class Builder:
                         self.multicast_half(inner, opnd, row, c, stage, dst, stage_bytes)
             results = [binop(inner, arith.AddiOp, step_it, 1)]
         else:
-            # One wgmma group stays in flight across K steps: after issuing step i, wait until step i-1's group
-            # is done and only then hand its slot back to the producer (the first step of a tile has none).
+            # With a ring of two or more slots one wgmma group stays in flight across K steps: after issuing step
+            # i, wait until step i-1's group is done and only then hand its slot back to the producer (the first
+            # step of a tile has none). A one-slot ring cannot keep a group in flight (the producer needs that
+            # very slot for step i+1), so there each step waits for its own group and frees its own slot.
             inner.append(H.MbarrierWaitOp(stage, phase, lay.full))
             rows = self.row_blocks(inner, consumer, blocks)
             mmas = [H.WgmmaOp(acc, stage, r, n=kl.bn, k=kl.bk, dtype=kl.dtype,
                               a=(lay.a_base, lay.a_stage, kl.bm, WG_ROWS * lay.swizzle),
                               b=(lay.b_base, lay.b_stage, kl.bn), swizzle=lay.swizzle)
                     for acc, r in zip(block.args[2:], rows)]
-            dones = [H.WgmmaWaitOp(m.result, blocks) for m in mmas]  # this step's groups may stay in flight
+            dones = [H.WgmmaWaitOp(m.result, blocks * self.lag) for m in mmas]  # lag: this step's groups in flight
             inner += [*mmas, *dones]
-            self.release_previous(inner, step_it, it)
+            if self.lag:
+                self.release_previous(inner, step_it, it)
+            else:
+                self.release(inner, stage)
             results = [binop(inner, arith.AddiOp, step_it, 1), *(d.result for d in dones)]
         inner.append(scf.YieldOp(*results))
         block.add_ops(inner)
@@ -273,7 +280,8 @@ class Builder:
         if role == "consumer":
             drained = [H.WgmmaWaitOp(r, 0) for r in new_loop.results[1:]]
             ops += drained
-            self.release_previous(ops, new_loop.results[0], it)
+            if self.lag:
+                self.release_previous(ops, new_loop.results[0], it)
             if turn is not None:  # hand the ring to the partner, then run this tile's epilogue
                 ops.append(H.MbarrierArriveOp(binop(ops, arith.SubiOp, index_const(ops, 1), consumer), self.lay.turn))
             blocks_at = self.row_blocks(ops, consumer, blocks)
@@ -344,10 +352,12 @@ class Builder:
         In a cluster the slot is handed back to every CTA's producer (each multicast into this CTA's slot)."""
         started = arith.CmpiOp(step, first, "ne")
         release: list[Operation] = []
-        prev = binop(release, arith.RemSIOp, binop(release, arith.SubiOp, step, 1), self.lay.stages)
-        cluster = self.cluster if self.cluster > 1 else None
-        release += [H.MbarrierArriveOp(prev, self.lay.empty, cluster=cluster), scf.YieldOp()]
-        ops += [started, scf.IfOp(started, [], release)]
+        self.release(release, binop(release, arith.RemSIOp, binop(release, arith.SubiOp, step, 1), self.lay.stages))
+        ops += [started, scf.IfOp(started, [], [*release, scf.YieldOp()])]
+
+    def release(self, ops: list, slot: SSAValue) -> None:
+        """Hand `slot` back to the producer (in a cluster, to every CTA's producer: each multicast into it)."""
+        ops.append(H.MbarrierArriveOp(slot, self.lay.empty, cluster=self.cluster if self.cluster > 1 else None))
 
 
 def _pid_axes(kl: KLoop, value: SSAValue) -> set[int]:

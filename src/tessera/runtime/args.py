@@ -26,6 +26,7 @@ import ctypes
 import math
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from tessera.ir.diagnostics import RUNTIME_ARG_INVALID
@@ -241,6 +242,21 @@ class ArgBinder:
         return Bound(values, host, tuple(later))
 
 
+def cai_dtype(typestr: str, descr=None) -> np.dtype:
+    """The dtype a `__cuda_array_interface__` typestr (and optional descr) describes.
+
+    The interface has no type code for bfloat16, so its producers (ml_dtypes arrays behind numba or JAX) publish
+    a 2-byte void, `<V2`: that is bfloat16, the one 2-byte element type without a code of its own (f16 is `<f2`),
+    unless `descr` names another type.
+    """
+    dtype = np.dtype(typestr)
+    if dtype.kind == "V" and dtype.itemsize == 2:
+        names = {str(d[0]).lower() for d in descr or () if isinstance(d, (tuple, list)) and d} - {""}
+        if not names or names <= {"bfloat16", "bf16"}:
+            return np.dtype(ml_dtypes.bfloat16)
+    return dtype
+
+
 def _c_strides(shape, itemsize) -> tuple[int, ...]:
     strides, step = [], itemsize
     for dim in reversed(shape):
@@ -269,7 +285,8 @@ def _device_view(v):
         count = math.prod(shape)
         contiguous = strides is None or count <= 1 or tuple(strides) == _c_strides(shape, dtype.itemsize)
         address, readonly = cai["data"]
-        return int(address), count * dtype.itemsize, dtype.name, contiguous, bool(readonly), None
+        return (int(address), count * dtype.itemsize, cai_dtype(cai["typestr"], cai.get("descr")).name, contiguous,
+                bool(readonly), None)
     if hasattr(v, "__dlpack__"):
         from cuda.core.utils import StridedMemoryView
         try:

@@ -1,0 +1,76 @@
+"""The sm_90a GEMM configurations a sweep must cover, shared by the host-emulator and H200 sweeps (issue 13).
+
+A ring of `stages` slots and a K-loop of `steps` steps meet in the mbarrier
+phases: a producer that runs a lap ahead, a consumer that frees a slot late,
+a tile that starts mid-lap. Every (stages, steps) pair from 1..6 x 1..8 and
+every configuration `tessera.ops` may pick (the autotuner's candidates, which
+hold every output of the default rule) must compute C = A @ W^T.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tessera.dsl import tl
+from tessera.dsl.specs import ScalarSpec, tensor
+from tessera.kernels import gemm as G
+from tessera.ops._hopper import HOPPER_CANDIDATES, default_config
+
+STAGES = range(1, 7)
+STEPS = range(1, 9)
+BK = 64
+# The ring sweep's tiles: cooperative 128 x 128 and ping-pong 128 x 64 (consumers alternate tiles), on a
+# 200 x 136 output: 4 or 6 ragged tiles over RING_CTAS persistent CTAs, so every CTA's ring runs over tile edges.
+RING_CONFIGS = {"cooperative": dict(BM=128, BN=128, BK=BK, schedule="cooperative"),
+                "pingpong": dict(BM=128, BN=64, BK=BK, schedule="pingpong")}
+RING_SHAPE = (200, 136)
+RING_CTAS = 2
+
+
+def k_for(steps: int) -> int:
+    """A K of exactly `steps` K steps, the last one partial (TMA zero-fills past K)."""
+    return BK * (steps - 1) + 24
+
+
+def candidate_id(cfg: dict) -> str:
+    return "-".join(f"{k}{v}" for k, v in cfg.items())
+
+
+def default_rule_outputs() -> set[tuple]:
+    """The configs default_config returns over shapes spanning its branches (as candidate-comparable tuples)."""
+    sizes = (1, 64, 128, 1000, 1024, 2048, 4000, 4096, 8192, 16384)
+    out = set()
+    for m in sizes:
+        for n in sizes:
+            for k in (64, 1024, 4096, 16384):
+                for reads in (False, True):
+                    out.add(tuple(sorted(default_config(m, n, k, reads).as_dict().items())))
+    return out
+
+
+def candidates() -> list[dict]:
+    return [dict(c) for c in HOPPER_CANDIDATES]
+
+
+def specs(dtype: str):
+    return (tensor(("M", "K"), dtype), tensor(("N", "K"), dtype), tensor(("M", "N"), dtype), None, None,
+            ScalarSpec(tl.f32), None)
+
+
+def trace(cfg: dict, dtype: str):
+    return G.gemm.trace(*specs(dtype), BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], TRANS_B=True)
+
+
+def compile_options(cfg: dict) -> dict:
+    """tessera.compile's keyword arguments for a config dict (pipeline knobs only)."""
+    return {k: cfg[k] for k in ("stages", "schedule", "cluster", "splitk", "multicast", "streamk") if k in cfg}
+
+
+def operands(M: int, N: int, K: int, np_dtype, seed: int):
+    """Fresh random A [M, K] and W [N, K] (never zeros), C full of NaN (an unwritten element fails), and the
+    float64 product."""
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal((M, K)) / np.sqrt(K)).astype(np_dtype)
+    w = rng.standard_normal((N, K)).astype(np_dtype)
+    c = np.full((M, N), np.nan).astype(np_dtype)
+    return a, w, c, a.astype(np.float64) @ w.astype(np.float64).T

@@ -1,0 +1,68 @@
+"""The sm_90a GEMM for every ring depth x K-loop length, and every config the ops may pick, on the host emulator.
+
+Issue 13: `tessera.compile(gemm, "sm_90a")` with its default stages=1 built a
+kernel that deadlocked once the K-loop had two steps (the consumer kept the
+only slot while a wgmma group stayed in flight), and nothing tested stages=1.
+Here the emitted C++ of the named pipeline (`default_pipeline`, what
+`tessera.compile` runs) runs on the g++ host emulator, where a wait that never
+completes is RUNTIME_LAUNCH_TIMEOUT, against float64. tests/gpu/test_hopper_ring_sweep_gpu.py
+runs the same matrix on the H200.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tessera.codegen.emit_host as EH
+from _hopper_sweep import (RING_CONFIGS, RING_CTAS, RING_SHAPE, STAGES, STEPS, candidate_id, candidates, compile_options,
+                           default_rule_outputs, k_for, operands, trace)
+from tessera.codegen.emit_cuda import emit_cuda
+from tessera.compiler.driver import default_pipeline, lower
+from tessera.kernels import gemm as G
+from tessera.reference.oracles import error_bound, rel_error
+
+
+@pytest.fixture(autouse=True)
+def _short_deadlock_limit(monkeypatch):
+    """A deadlock here ends in 5 s, not 20 (the sweep's kernels finish in well under a second)."""
+    monkeypatch.setattr(EH, "WAIT_LIMIT_S", 5)
+
+
+def _emitted(cfg: dict, dtype: str = "f16"):
+    module, _ = lower(trace(cfg, dtype), default_pipeline("sm_90a", **compile_options(cfg)), "sm_90a")
+    return emit_cuda(module)
+
+
+def _check(em, cfg: dict, M: int, N: int, K: int, dtype: str = "f16", seed: int = 0) -> None:
+    np_dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}[dtype]
+    a, w, c, want = operands(M, N, K, np_dtype, seed)
+    EH.run_on_host(em, [a, w, c, 1.0], G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"]))
+    err = rel_error(c, want)
+    assert err <= error_bound(dtype), f"{cfg} M={M} N={N} K={K}: relative error {err:.3g}"
+
+
+@pytest.mark.parametrize("stages", STAGES)
+@pytest.mark.parametrize("schedule", sorted(RING_CONFIGS))
+def test_every_ring_depth_meets_every_k_loop_length(schedule, stages, monkeypatch):
+    """stages 1..6 x K steps 1..8 (the last step partial), several ragged tiles per CTA."""
+    monkeypatch.setattr(EH, "PERSISTENT_CTAS", RING_CTAS)
+    cfg = {**RING_CONFIGS[schedule], "stages": stages}
+    em = _emitted(cfg)
+    for steps in STEPS:
+        _check(em, cfg, *RING_SHAPE, k_for(steps), seed=steps)
+
+
+def test_the_autotuner_candidates_hold_every_default_rule_output():
+    """So the candidate sweep below covers what ops.gemm runs with no tuning run too."""
+    held = {tuple(sorted(c.items())) for c in candidates()}
+    missing = default_rule_outputs() - held
+    assert not missing, f"default_config returns configs no candidate names: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("cfg", candidates(), ids=candidate_id)
+def test_every_config_the_autotuner_may_pick(cfg):
+    """264 x 200 x 600: ragged, several tiles per CTA (one each for 128 x 256 tiles: split-K and stream-K
+    still give CTAs several units), a K-loop of 10 steps, longer than the deepest ring (8)."""
+    _check(_emitted(cfg, "bf16"), cfg, 264, 200, 600, "bf16", seed=7)
