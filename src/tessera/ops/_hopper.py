@@ -193,8 +193,8 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, progress: bool | N
                             multicast=cfg.get("multicast", "b"), streamk=cfg.get("streamk", False))
         grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
         stream = torch.cuda.current_stream()
-        for _ in range(2):
-            ck.launch(grid, [a, w, out, 1.0], stream=stream)
+        for i in range(2):  # the first warm-up waits, bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT
+            ck.launch(grid, [a, w, out, 1.0], stream=stream, sync=i == 0)
         times = []
         for _ in range(runs):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

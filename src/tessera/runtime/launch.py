@@ -25,10 +25,12 @@ from dataclasses import dataclass
 
 from tessera.runtime.cubin_check import cubin_problem
 from tessera.codegen.nvrtc import CompiledArtifact
-from tessera.ir.diagnostics import RUNTIME_ARG_INVALID, RUNTIME_LAUNCH_FAILED, RUNTIME_LOAD_FAILED
+from tessera.ir.diagnostics import (RUNTIME_ARG_INVALID, RUNTIME_LAUNCH_FAILED, RUNTIME_LAUNCH_TIMEOUT,
+                                   RUNTIME_LOAD_FAILED)
 from tessera.runtime.args import ArgBinder
 from tessera.runtime.device import can_run, device_info, ensure_current
 from tessera.runtime.errors import RuntimeLaunchError, driver_error_name
+from tessera.runtime import wait
 from tessera.runtime.tma import TMAP_ALIGN, TMAP_BYTES, TensorMap
 
 DEFAULT_DYNAMIC_SMEM = 48 * 1024  # what a kernel may use before it must opt in
@@ -123,6 +125,7 @@ class LoadedKernel:
         self.max_threads_per_block = attributes["max_threads_per_block"]
         self._driver = driver
         self._ok_code = driver.CUresult.CUDA_SUCCESS
+        self._not_ready = driver.CUresult.CUDA_ERROR_NOT_READY
         self._launch_kernel = driver.cuLaunchKernel
         self._func = driver.CUfunction(int(kernel.handle))  # a CUkernel may be launched as a CUfunction
         self._null_stream = driver.CUstream(0)
@@ -190,7 +193,18 @@ class LoadedKernel:
             raise self.fail(f"cuLaunchKernel failed with {_describe(self._driver, err)}")
 
     def _synchronize(self, handle) -> None:
-        (err,) = self._driver.cuStreamSynchronize(handle)
+        """Wait for the stream, at most `wait.timeout_s()` seconds (RUNTIME_LAUNCH_TIMEOUT past it)."""
+        bound = wait.timeout_s()
+        if bound is None:
+            (err,) = self._driver.cuStreamSynchronize(handle)
+        else:
+            try:
+                err = wait.wait(self._driver.cuStreamQuery, handle, self._not_ready, bound)
+            except wait.LaunchTimeout:
+                raise self.fail(f"did not finish within {bound:g} s of its launch (sync=True) and is still running: "
+                                "a kernel that waits forever (a deadlocked barrier or mbarrier ring) ends here. The "
+                                "driver cannot stop one kernel, so work queued behind it on this stream waits for "
+                                f"it; the bound is {wait.ENV} (seconds, 0 for none)", RUNTIME_LAUNCH_TIMEOUT) from None
         if err != self._ok_code:
             raise self.fail(f"the kernel failed while running: {_describe(self._driver, err)}; "
                             "an execution fault leaves the CUDA context unusable")
@@ -250,6 +264,11 @@ class LoadedKernel:
                     if err != self._ok_code:
                         raise self.fail(f"copy-out failed: {_describe(driver, err)}")
             self._synchronize(handle)
+        except RuntimeLaunchError as err:
+            if err.code is RUNTIME_LAUNCH_TIMEOUT:  # the kernel may still read and write them: never free those
+                _abandoned.extend(allocs)
+                allocs = []
+            raise
         finally:
             if allocs:
                 driver.cuStreamSynchronize(handle)  # never free memory a queued copy may still touch
@@ -258,6 +277,7 @@ class LoadedKernel:
 
 
 _loaded: dict[tuple, LoadedKernel] = {}
+_abandoned: list = []  # staging buffers of launches that timed out while their kernel still ran (never freed)
 
 
 def load(artifact: CompiledArtifact, kernel: str, signature, *, device: int = 0) -> LoadedKernel:
