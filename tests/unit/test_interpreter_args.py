@@ -73,7 +73,8 @@ def test_wrong_count(module):
 def test_wrong_dtype_names_the_argument(module):
     args = good_args()
     args[0] = args[0].astype(np.float32)
-    text = expect(module, args, D.REF_ARG_DTYPE, "argument #0 (%X) of @scale", "bf16", "float32")
+    text = expect(module, args, D.REF_ARG_DTYPE, "argument #0 (%X) of @scale", "has element type f32",
+                  "the kernel takes bf16")
     assert "hint: convert with .astype(ml_dtypes.bfloat16)" in text
     assert text.startswith("scale.mlir:1:1: error: REF_ARG_DTYPE")
 
@@ -87,17 +88,17 @@ def test_wrong_rank_names_the_argument(module):
 def test_static_dim_mismatch(module):
     args = good_args()
     args[1] = np.zeros((4, 9), np.float32)
-    expect(module, args, D.REF_ARG_SHAPE, "argument #1 (%Y)", "dim 1", "is 8", "is 9")
+    expect(module, args, D.REF_ARG_SHAPE, "argument #1 (%Y)", "dim 1 is 9", "the kernel's is 8")
 
 
 @pytest.mark.parametrize("pos,value,code,needle", [
-    (0, [[1.0] * 8] * 4, D.REF_ARG_KIND, "takes a numpy array, got list"),
-    (2, np.ones(3, np.float32), D.REF_ARG_KIND, "f32 takes a Python float, got ndarray"),
+    (0, [[1.0] * 8] * 4, D.REF_ARG_KIND, "is a list, not a numpy array"),
+    (2, np.ones(3, np.float32), D.REF_ARG_KIND, "must be a number (f32), got ndarray"),
     (2, True, D.REF_ARG_KIND, "got bool"),
-    (3, 2.5, D.REF_ARG_KIND, "i32 takes a Python int, got float"),
-    (3, 2**31, D.REF_ARG_VALUE, "does not fit i32"),
+    (3, 2.5, D.REF_ARG_KIND, "must be an int (i32), got float"),
+    (3, 2**31, D.REF_ARG_VALUE, "out of range [-2147483648, 2147483647] of i32"),
     (2, 1e39, D.REF_ARG_VALUE, "overflows f32"),
-    (4, "0", D.REF_ARG_KIND, "index takes a Python int, got str"),
+    (4, "0", D.REF_ARG_KIND, "must be an int (index), got str"),
 ])
 def test_scalar_and_kind_errors(module, pos, value, code, needle):
     args = good_args()
@@ -112,6 +113,21 @@ def test_read_only_output(module):
     args = good_args()
     args[0].setflags(write=False)  # inputs may be read-only
     run(module, 1, args)
+
+
+def test_non_contiguous_array_is_refused_as_the_compiled_lane_refuses_it(module):
+    args = good_args()
+    args[0] = np.asfortranarray(args[0])
+    expect(module, args, D.REF_ARG_LAYOUT, "argument #0 (%X)", "is not C-contiguous", "strides [1, 4]")
+
+
+def test_output_sharing_memory_with_an_input_is_refused(module):
+    args = good_args()
+    x = np.ones((8, 8), ml_dtypes.bfloat16)
+    args[0], args[1] = x[:4], x.view(np.float32).reshape(4, 8)  # Y's 128 bytes are X's whole buffer
+    expect(module, args, D.REF_ARG_ALIAS, "argument #1 (%Y) of @scale: shares memory with argument #0 (%X)")
+    args = good_args()
+    run(module, 1, [args[0], args[1], 1.5, 3, 0])  # separate arrays run; inputs may alias each other freely
 
 
 @pytest.mark.parametrize("grid", [0, (), (1, 2, 3, 4), (2, -1), 2.0, True, "4"])

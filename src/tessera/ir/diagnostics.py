@@ -139,6 +139,10 @@ REF_ARG_DTYPE = _code("REF_ARG_DTYPE", "an array argument has the wrong element 
                       "f64 np.float64, i32 np.int32")
 REF_ARG_SHAPE = _code("REF_ARG_SHAPE", "an array argument disagrees with a static dimension of its memref",
                       "static memref dims must equal the array's; use ? for a dimension that varies")
+REF_ARG_LAYOUT = _code("REF_ARG_LAYOUT", "an array argument is not C-contiguous",
+                       "pass np.ascontiguousarray(x): the compiled kernel indexes C-contiguous arrays only")
+REF_ARG_ALIAS = _code("REF_ARG_ALIAS", "an array the kernel writes shares memory with another argument",
+                      "pass a separate output array: the compiled kernel's pointers are __restrict__")
 REF_ARG_VALUE = _code("REF_ARG_VALUE", "a scalar argument is out of range for its type",
                       "pass a value representable in the parameter's type")
 REF_ARG_READONLY = _code("REF_ARG_READONLY", "the kernel writes to an array argument that is read-only",

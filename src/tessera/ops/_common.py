@@ -89,7 +89,7 @@ class Plan:
             _state.last = (self, self.compiled.launch_values(grid, values, stream, device=device), grid)
             return
         from tessera.reference import run
-        res = run(self.traced.module, grid, func_args)
+        res = run(self.traced, grid, func_args)  # the TracedKernel: its symbolic dims are checked too
         _state.last = RunRecord(self.op, res.lane, res.kernel, res.ir_hash, None, self.config, res.grid, None,
                                 None, True)
 

@@ -1,8 +1,11 @@
 """Launch checks before anything runs: kernel lookup, grid, and arguments against the signature.
 
-Every check fails with a coded `TesseraError` that names the argument (its
-position and its `%name` in the IR), so no output array is touched when the
-input is bad.
+The argument rules are the compiled lane's (`tessera.ir.argcheck`, which
+`CompiledKernel.launch` calls too): kind, dtype, rank, C-contiguity, static
+dims, the agreement of dims traced with one symbol (when the caller passes the
+tracer's specs), scalar ranges, and no read-only or aliased output. Every
+refusal is a coded `TesseraError` that names the argument (its position and
+its `%name` in the IR), so no output array is touched when the input is bad.
 """
 
 from __future__ import annotations
@@ -10,18 +13,20 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 
-import numpy as np
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, MemRefType, ModuleOp
-from xdsl.ir import Attribute, BlockArgument
+from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
+from xdsl.ir import BlockArgument
 
+from tessera.ir import argcheck as A
 from tessera.ir import diagnostics as D
 from tessera.ir.fragment_ops import FragmentStoreOp
 from tessera.ir.tile_ops import StoreOp
-from tessera.ir.types import is_float, type_name
-from tessera.reference.values import BF16, UnsupportedType, np_dtype, round_scalar
+from tessera.ir.types import is_float
+from tessera.reference.values import UnsupportedType, np_dtype, round_scalar
 
-_DTYPE_SPELLING = {BF16: "ml_dtypes.bfloat16"}
+CODES = {A.COUNT: D.REF_ARG_COUNT, A.KIND: D.REF_ARG_KIND, A.DTYPE: D.REF_ARG_DTYPE, A.RANK: D.REF_ARG_RANK,
+         A.LAYOUT: D.REF_ARG_LAYOUT, A.SHAPE: D.REF_ARG_SHAPE, A.SYMBOL: D.REF_ARG_SHAPE, A.LIMIT: D.REF_ARG_SHAPE,
+         A.READONLY: D.REF_ARG_READONLY, A.ALIAS: D.REF_ARG_ALIAS, A.VALUE: D.REF_ARG_VALUE}
 
 
 def find_kernel(module: ModuleOp, func_name: str | None) -> func.FuncOp:
@@ -56,68 +61,47 @@ def arg_label(kernel: func.FuncOp, i: int) -> str:
     return f"argument #{i}{f' (%{hint})' if hint else ''} of @{kernel.sym_name.data}"
 
 
-def _fail(kernel, code: D.Code, i: int, message: str, hint: str | None = None):
-    raise D.TesseraError(code, f"{arg_label(kernel, i)}: {message}", op=kernel, hint=hint)
+def _error(kernel, err: A.ArgProblem) -> D.TesseraError:
+    where = f"@{kernel.sym_name.data}" if err.index is None else f"{arg_label(kernel, err.index)}:"
+    return D.TesseraError(CODES[err.rule], f"{where} {err.message}", op=kernel, hint=err.hint)
 
 
-def _bind_array(kernel, i: int, t: MemRefType, value):
-    if not isinstance(value, np.ndarray):
-        _fail(kernel, D.REF_ARG_KIND, i, f"{t} takes a numpy array, got {type(value).__name__}")
-    try:
-        want = np_dtype(t.element_type)
-    except UnsupportedType as err:
-        _fail(kernel, D.REF_ARG_KIND, i, str(err))
-    shape = t.get_shape()
-    if value.ndim != len(shape):
-        _fail(kernel, D.REF_ARG_RANK, i, f"{t} has rank {len(shape)}, the array has rank {value.ndim} "
-                                         f"(shape {list(value.shape)})")
-    if value.dtype != want:
-        spelling = _DTYPE_SPELLING.get(want, f"np.{want.name}")
-        _fail(kernel, D.REF_ARG_DTYPE, i, f"{t} holds {type_name(t.element_type)}, the array is {value.dtype}",
-              hint=f"convert with .astype({spelling})")
-    for d, (s, n) in enumerate(zip(shape, value.shape)):
-        if s != DYNAMIC_INDEX and s != n:
-            _fail(kernel, D.REF_ARG_SHAPE, i, f"dim {d} of {t} is {s}, the array's is {n} (shape {list(value.shape)})")
-    return value
+def declared_args(kernel: func.FuncOp, specs=None) -> tuple:
+    """The kernel's arguments as `argcheck` declares them; `specs` (the tracer's, one per argument) name
+    the symbol of each `?` dim, without them `?` dims are free."""
+    entry = kernel.body.blocks.first
+    names = [a.name_hint or f"#{i}" for i, a in enumerate(entry.args)]
+    labels = [f"#{i}{f' (%{a.name_hint})' if a.name_hint else ''}" for i, a in enumerate(entry.args)]
+    return A.declare(kernel.function_type.inputs.data, names, labels, specs, written_args(kernel))
 
 
-def _bind_scalar(kernel, i: int, t: Attribute, value):
-    name = type_name(t)
-    if isinstance(t, IndexType | IntegerType):
-        width = 64 if isinstance(t, IndexType) else t.width.data
-        is_int = isinstance(value, numbers.Integral) and (width == 1 or not isinstance(value, bool | np.bool_))
-        if not is_int:
-            _fail(kernel, D.REF_ARG_KIND, i, f"{name} takes a Python int, got {type(value).__name__}")
-        v = int(value)
-        if width == 1:
-            if v not in (0, 1):
-                _fail(kernel, D.REF_ARG_VALUE, i, f"{v} is not an i1 value (0, 1, False or True)")
-            return bool(v)
-        if not -(1 << (width - 1)) <= v < (1 << (width - 1)):
-            _fail(kernel, D.REF_ARG_VALUE, i, f"{v} does not fit {name}")
-        return v
-    if is_float(t):
-        if not isinstance(value, numbers.Real) or isinstance(value, bool | np.bool_):
-            _fail(kernel, D.REF_ARG_KIND, i, f"{name} takes a Python float, got {type(value).__name__}")
-        rounded = round_scalar(float(value), t)
-        if np.isinf(rounded) and np.isfinite(float(value)):
-            _fail(kernel, D.REF_ARG_VALUE, i, f"{value} overflows {name}")
-        return rounded
-    _fail(kernel, D.REF_ARG_KIND, i, f"parameters of type {t} cannot be passed to the reference interpreter",
-          hint="kernel parameters are memrefs and index/iN/float scalars")
-
-
-def bind_args(kernel: func.FuncOp, args) -> tuple:
-    """Check `args` against the kernel's signature; return the values the interpreter runs on."""
+def bind_args(kernel: func.FuncOp, args, specs=None) -> tuple:
+    """Check `args` against the kernel's signature (and `specs`, see `declared_args`); return the values the
+    interpreter runs on: the arrays themselves, scalars as Python ints, bools (i1) and floats rounded to type."""
     params = kernel.function_type.inputs.data
-    if not isinstance(args, Sequence) or isinstance(args, str | bytes):
-        raise D.TesseraError(D.REF_ARG_COUNT, f"@{kernel.sym_name.data} takes a list of {len(params)} arguments, "
-                                              f"got {type(args).__name__}", op=kernel)
-    if len(args) != len(params):
-        raise D.TesseraError(D.REF_ARG_COUNT, f"@{kernel.sym_name.data} takes {len(params)} arguments "
-                                              f"({', '.join(map(str, params))}), got {len(args)}", op=kernel)
-    return tuple(_bind_array(kernel, i, t, v) if isinstance(t, MemRefType) else _bind_scalar(kernel, i, t, v)
-                 for i, (t, v) in enumerate(zip(params, args)))
+    decl = declared_args(kernel, specs)
+    try:
+        A.check_count([a.name for a in decl], args)
+        for i, t in enumerate(params):
+            if isinstance(t, MemRefType):
+                try:
+                    np_dtype(t.element_type)
+                except UnsupportedType as err:
+                    raise A.ArgProblem(A.KIND, str(err), i) from None
+        checked = A.check_call(decl, args, A.host_view, takes="a numpy array")
+    except A.ArgProblem as err:
+        raise _error(kernel, err) from None
+    out = []
+    for t, a, v in zip(params, args, checked):
+        if isinstance(t, MemRefType):
+            out.append(a)
+        elif is_float(t):
+            out.append(round_scalar(v, t))
+        elif isinstance(t, IntegerType) and t.width.data == 1:
+            out.append(bool(v))
+        else:
+            out.append(v)
+    return tuple(out)
 
 
 def written_args(kernel: func.FuncOp) -> set[int]:
@@ -130,9 +114,3 @@ def written_args(kernel: func.FuncOp) -> set[int]:
         if isinstance(dest, BlockArgument) and dest.block is entry:
             out.add(dest.index)
     return out
-
-
-def check_writeable(kernel: func.FuncOp, values: tuple) -> None:
-    for i in sorted(written_args(kernel)):
-        if not values[i].flags.writeable:
-            _fail(kernel, D.REF_ARG_READONLY, i, "the kernel stores to this array, but it is read-only")

@@ -15,7 +15,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from tessera.ir import diagnostics as D
-from tessera.reference.args import bind_args, check_grid, check_writeable, find_kernel
+from tessera.reference.args import bind_args, check_grid, find_kernel
 from tessera.reference.interpreter import ReferenceInterpreter
 
 LANE = "reference"
@@ -53,15 +53,21 @@ def ir_hash(module: ModuleOp) -> str:
     return hashlib.sha256(str(module).encode()).hexdigest()
 
 
-def _as_module(module) -> ModuleOp:
+def _as_module(module) -> tuple[ModuleOp, object]:
+    """(module, the TracedKernel it came from or None)."""
     if isinstance(module, ModuleOp):
-        return module
+        return module, None
     if isinstance(module, str):
         from tessera.ir.parse import parse_module
 
-        return parse_module(module, "<reference.run>")
-    raise D.TesseraError(D.REF_FUNC_NOT_FOUND, f"run() takes a ModuleOp or IR text, got {type(module).__name__}",
-                         hint="parse the kernel with tessera.ir.parse.parse_module or pass its text")
+        return parse_module(module, "<reference.run>"), None
+    from tessera.dsl.kernel import TracedKernel
+
+    if isinstance(module, TracedKernel):
+        return module.module, module
+    raise D.TesseraError(D.REF_FUNC_NOT_FOUND, f"run() takes a TracedKernel, a ModuleOp or IR text, got "
+                                               f"{type(module).__name__}",
+                         hint="pass the traced kernel, or parse the IR with tessera.ir.parse.parse_module")
 
 
 def _check_supported(kernel: func.FuncOp, interp: ReferenceInterpreter) -> None:
@@ -78,7 +84,11 @@ def _check_supported(kernel: func.FuncOp, interp: ReferenceInterpreter) -> None:
 def run(module, grid, args, func_name: str | None = None, *, verify: bool = True) -> RunResult:
     """Run a kernel on the CPU reference interpreter, writing outputs into the caller's arrays.
 
-    module: a parsed ModuleOp (or its IR text) holding Tile or Fragment IR.
+    module: a TracedKernel (`kernel.trace(...)`), or a parsed ModuleOp (or
+        its IR text) holding Tile or Fragment IR. A TracedKernel brings its
+        argument specs, so dims traced with one symbol must be equal, as
+        `CompiledKernel.launch` demands; a bare module has only its types, and
+        its `?` dims are free.
     grid: an int or a tuple of 1 to 3 ints; programs run one after another,
         axis 0 fastest, and tile.program_id / tile.num_programs read the
         current coordinates (axes beyond the grid's rank: id 0, extent 1).
@@ -89,23 +99,26 @@ def run(module, grid, args, func_name: str | None = None, *, verify: bool = True
     func_name: the func.func to run; may be omitted when the module has one.
     verify: verify the module first (coded IR_* errors) -- on by default.
 
-    Bad input (unknown function, malformed grid, wrong argument count, kind,
-    rank, dtype or static dim, read-only output, an op with no reference
-    implementation) raises a coded TesseraError naming the problem before any
-    array is written. A failure while running raises REF_* errors located at
-    the op; arrays may then hold partial results, as after a GPU fault.
+    Bad input (unknown function, malformed grid, an op with no reference
+    implementation, and every argument the compiled lane refuses: count,
+    kind, dtype, rank, layout, static or symbolic dim, a dim or index scalar
+    past 32 bits, an out-of-range scalar, a read-only output or one that
+    shares memory with another argument -- `tessera.ir.argcheck`) raises a
+    coded TesseraError naming the problem before any array is written. A
+    failure while running raises REF_* errors located at the op; arrays may
+    then hold partial results, as after a GPU fault.
     """
-    module = _as_module(module)
+    module, traced = _as_module(module)
     if verify:
         from tessera.ir.verify import verify_module
 
         verify_module(module)
     kernel = find_kernel(module, func_name)
     dims = check_grid(grid)
-    values = bind_args(kernel, args)
+    specs = traced.arg_specs if traced is not None and kernel is traced.func else None
+    values = bind_args(kernel, args, specs)
     interp = ReferenceInterpreter.for_module(module)
     _check_supported(kernel, interp)
-    check_writeable(kernel, values)
     digest = ir_hash(module)
 
     returns = []
