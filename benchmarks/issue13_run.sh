@@ -17,6 +17,7 @@ fi
 export PYTHONPATH="$PWD/src:/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/env.txt" 2>&1
 timeout "${TEST_TIMEOUT_S:-540}" python3 -m pytest -q -rA -p no:cacheprovider -W ignore --durations=15 \
+  --timeout 200 --timeout-method thread \
   tests/gpu/test_launch_timeout_gpu.py tests/gpu/test_hopper_ring_sweep_gpu.py tests/gpu/test_runtime_launch.py \
   tests/gpu/test_ops_hopper_gpu.py > "$OUT/issue13_tests.txt" 2>&1
 echo "tests rc=$?" >> "$OUT/issue13_tests.txt"

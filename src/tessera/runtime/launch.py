@@ -258,6 +258,8 @@ class LoadedKernel:
             for slot in bound.tmaps:  # maps of staged arrays: their device addresses are known only now
                 slot.fill(values, self.name)
             self._enqueue(cfg, values, handle)
+            # A copy into pageable memory waits for the kernel inside the driver, unbounded: wait (bounded) first.
+            self._synchronize(handle)
             for (_, array, back), dptr in zip(bound.host, allocs):
                 if back and array.nbytes:
                     (err,) = driver.cuMemcpyDtoHAsync(array.ctypes.data, dptr, array.nbytes, handle)
