@@ -127,6 +127,9 @@ def unary(op_cls, x: Tile) -> Tile:
     if op_cls in (TO.ExpOp, TO.Exp2Op, TO.LogOp, TO.SqrtOp, TO.RsqrtOp, TO.TanhOp, TO.ErfOp) and not x.dtype.is_float:
         raise KernelError(D.DSL_DTYPE_MISMATCH, f"{op_cls.name.replace('tile.', 'tl.')} needs a float tile, got {x!r}",
                           hint="convert first with .to(tl.f32)")
+    if x.dtype == T.i1:
+        raise KernelError(D.DSL_UNSUPPORTED, f"{op_cls.name} is not defined on i1 (mask) tiles, got {x!r}",
+                          hint="invert a mask with ~, or convert it for arithmetic with .to(tl.i32)")
     return _result(state, op_cls(x.ssa(state)))
 
 

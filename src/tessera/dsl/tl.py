@@ -284,6 +284,9 @@ def _reduce(kind: str):
                                                                  f"tl.{'maximum' if kind == 'max' else 'minimum'}")
         t = _tile(x, what)
         ax = _axis(axis, t.rank, what)
+        if t.dtype == i1:
+            raise KernelError(D.DSL_UNSUPPORTED, f"{what} of an i1 (mask) tile is not defined",
+                              hint="convert the mask first, e.g. tl.sum(m.to(tl.i32), axis) counts its true elements")
         state = B.current(what)
         return Tile(state.emit(TO.ReduceOp(t.ssa(state), kind=kind, axis=ax)).results[0], state.scope)
     fn.__name__ = kind

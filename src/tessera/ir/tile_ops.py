@@ -243,6 +243,9 @@ class ElementwiseOp(IRDLOperation):
                 fail(self, D.TILE_TYPE_MISMATCH, f"{self.name}: operand #{i} has type {a.type} but the result is {t}")
         if self.FLOAT_ONLY and not is_float(t.element_type):
             fail(self, D.TILE_ELEMENT_TYPE_INVALID, f"{self.name} needs a float tile, got {t}")
+        if t.element_type == i1:  # i1 arithmetic has no one meaning (wrapping? signed?): masks use select and cmp
+            fail(self, D.TILE_ELEMENT_TYPE_INVALID, f"{self.name} is not defined on i1 (mask) tiles, got {t}; "
+                                                    "combine masks with tile.select")
 
     @classmethod
     def parse(cls, parser: Parser):
@@ -414,6 +417,9 @@ class ReduceOp(_UnaryShapeOp):
         if self.kind.data not in REDUCE_KINDS:
             fail(self, D.TILE_ATTR_INVALID, f"tile.reduce: kind '{self.kind.data}' is not one of {', '.join(REDUCE_KINDS)}")
         s = expect_tile(self, "source", self.source.type)
+        if s.element_type == i1:
+            fail(self, D.TILE_ELEMENT_TYPE_INVALID, f"tile.reduce is not defined on i1 (mask) tiles, got {s}; "
+                                                    "convert the mask to i32 first")
         if not 0 <= self.axis.data < s.rank:
             fail(self, D.TILE_ATTR_INVALID, f"tile.reduce: axis {self.axis.data} is out of range for {s}")
         shape = list(s.get_shape())
