@@ -9,11 +9,14 @@ nv.smem_bytes (the runtime raises the opt-in limit above 48 KiB).
 
 `launch(grid, args)` takes one argument per func.func argument -- arrays for
 memrefs (torch / __cuda_array_interface__ arrays in place, numpy arrays
-copied in and out), numbers for scalars -- checks them (dtype, rank, static
-dims, equal symbolic dims, contiguity, device, alignment) and fills the
-sizes and strides itself. `launch_values(grid, values)` takes the C
-parameter list directly; `tessera.ops` uses it after its own checks, so a
-warm op call reads each array once. Loading is lazy: compiling needs no GPU.
+copied in and out), numbers for scalars -- checks them with the rules the
+reference lane applies too (`tessera.ir.argcheck`: dtype, rank, contiguity,
+static dims, equal symbolic dims, 32-bit dims and index scalars, scalar
+ranges, no read-only or aliased output), then the device's own (device,
+alignment), and fills the sizes and strides itself. `launch_values(grid,
+values)` takes the C parameter list directly; `tessera.ops` uses it after
+its own checks, so a warm op call reads each array once. Loading is lazy:
+compiling needs no GPU.
 
 sm_90a kernels may add two kinds of parameter (emit_cuda's KernelParam):
 `tmap`, a TMA tensor map (128 bytes, `__grid_constant__`) of a 2-D memref
@@ -27,12 +30,12 @@ g++ host emulator cannot run such kernels and says so (RUNTIME_LOAD_FAILED).
 
 from __future__ import annotations
 
-import numbers
+from functools import partial
 
 from tessera.codegen.emit_cuda import EmittedKernel
 from tessera.codegen.nvrtc import CompiledArtifact
 from tessera.dsl.kernel import TracedKernel
-from tessera.dsl.specs import TensorSpec
+from tessera.ir import argcheck
 from tessera.ir import diagnostics as D
 from tessera.ir.types import type_name
 from tessera.runtime.args import Param, ptr, scalar, tmap
@@ -43,7 +46,7 @@ from tessera.runtime.launch import LaunchResult
 from tessera.compiler import arrays, testing
 
 _VALUE_KINDS = {"long long": "i64", "int": "i32", "float": "f32", "double": "f64"}
-INDEX_LIMIT = 2**31  # index values are 32-bit inside the kernel (emit_cuda's ABI)
+INDEX_LIMIT = argcheck.INDEX_LIMIT  # index values are 32-bit inside the kernel (emit_cuda's ABI)
 WARM_ENTRIES = 256  # argument signatures a CompiledKernel remembers (a warm launch sees few)
 
 
@@ -108,8 +111,9 @@ class CompiledKernel:
         self.signature = launch_signature(emitted, arg_types)
         self.persistent = emitted.persistent
         self._arg_types = tuple(arg_types)
-        self._slots = self._plan_args()
-        self._arrays = tuple(slot[2] is not None for slot in self._slots)  # which arguments are memrefs
+        written = {p.arg for p in emitted.params if p.role == "ptr" and not p.ctype.startswith("const ")}
+        self._decl = argcheck.declare(self._arg_types, traced.arg_names, specs=traced.arg_specs, written=written)
+        self._arrays = tuple(isinstance(a, argcheck.ArrayArg) for a in self._decl)  # which arguments are memrefs
         self._at = {(p.arg, p.role, p.dim): i for i, p in enumerate(emitted.params)}  # where each value goes
         self._derived = DerivedParams(emitted.params, self.signature, emitted.persistent, self.name,
                                       lambda device: _sm_count(device), emitted.cluster, emitted.splitk,
@@ -199,75 +203,47 @@ class CompiledKernel:
             raise self._fail(None, f"the arrays live on device {found}, the launch asked for device {device}")
         return self._launch_list(grid, values, stream, sync, dev or 0, True)
 
-    def _fail(self, slot, message: str) -> RuntimeLaunchError:
-        where = f"argument {slot[0]!r} " if slot is not None else ""
-        return RuntimeLaunchError(D.RUNTIME_ARG_INVALID, f"{where}{message}", kernel=self.name)
-
-    def _plan_args(self) -> tuple:
-        """Per func.func argument: (name, elem or scalar kind, rank, static dims, symbolic dim names)."""
-        slots = []
-        for name, t in zip(self.traced.arg_names, self._arg_types):
-            spec = self.traced.specs[name]
-            if isinstance(spec, TensorSpec):
-                static = tuple(d if isinstance(d, int) else None for d in spec.shape)
-                symbols = tuple(d if isinstance(d, str) else None for d in spec.shape)
-                slots.append((name, type_name(t.element_type), spec.rank, static, symbols))
-            else:
-                slots.append((name, type_name(t), None, None, None))
-        return tuple(slots)
+    def _fail(self, name: str | None, message: str, hint: str | None = None) -> RuntimeLaunchError:
+        where = f"argument {name!r} " if name is not None else ""
+        return RuntimeLaunchError(D.RUNTIME_ARG_INVALID, f"{where}{message}", kernel=self.name, hint=hint)
 
     def values(self, args) -> tuple[list, int | None]:
         """(C parameter values, device of the device arrays or None) for func.func arguments `args`."""
-        if len(args) != len(self._slots):
-            raise self._fail(None, f"{self.name} takes {len(self._slots)} arguments "
-                                   f"({', '.join(s[0] for s in self._slots)}), got {len(args)}")
-        values, symbols, device, host = [None] * len(self.emitted.params), {}, None, None
+        try:
+            checked = argcheck.check_call(self._decl, args, arrays.view)
+        except argcheck.ArgProblem as err:
+            if err.index is None:
+                raise self._fail(None, f"{self.name} {err.message}") from None
+            raise self._fail(self._decl[err.index].name, err.message, err.hint) from None
+        values, device, host, devarg = [None] * len(self.emitted.params), None, None, None
         at = self._at
-        for i, (slot, a) in enumerate(zip(self._slots, args)):
-            name, elem, rank, static, names = slot
-            if rank is None:
-                values[at[(i, "value", None)]] = self._scalar(slot, a)
+        for i, (arg, a, v) in enumerate(zip(self._decl, args, checked)):
+            if not isinstance(arg, argcheck.ArrayArg):
+                values[at[(i, "value", None)]] = v
                 continue
-            v = arrays.view(a)
-            if v is None:
-                raise self._fail(slot, f"is a {type(a).__name__}, not an array")
-            if v.dtype != elem:
-                raise self._fail(slot, f"has element type {v.dtype or 'unknown'}, the kernel takes {elem}")
-            if len(v.shape) != rank:
-                raise self._fail(slot, f"has rank {len(v.shape)}, the kernel takes rank {rank}")
-            if not v.contiguous:
-                raise self._fail(slot, "is not C-contiguous")
-            for d, (size, want, sym) in enumerate(zip(v.shape, static, names)):
-                if want is not None and size != want:
-                    raise self._fail(slot, f"dim {d} is {size}; the kernel was traced with {want}")
-                if size >= INDEX_LIMIT:
-                    raise self._fail(slot, f"dim {d} is {size}; kernel indices are 32-bit (< 2**31)")
-                if sym is not None:
-                    seen = symbols.setdefault(sym, (size, name, d))
-                    if seen[0] != size:
-                        raise self._fail(slot, f"dim {d} ('{sym}') is {size}, but argument {seen[1]!r} dim {seen[2]} "
-                                               f"('{sym}') is {seen[0]}: dims traced with one symbol must be equal")
+            name, elem = arg.name, arg.elem
             if v.ptr is None:
                 if v.source != "numpy":
-                    raise self._fail(slot, "is a host tensor: pass a CUDA tensor or a numpy array")
+                    raise self._fail(name, "is a host tensor: pass a CUDA tensor or a numpy array")
                 host = name
                 values[at[(i, "ptr", None)]] = a
             else:
                 if v.ptr % arrays.ITEMSIZE[elem]:
-                    raise self._fail(slot, f"address {v.ptr:#x} is not aligned to its {elem} element size")
+                    raise self._fail(name, f"address {v.ptr:#x} is not aligned to its {elem} element size")
                 if v.device is not None:
                     if device is not None and v.device != device:
-                        raise self._fail(slot, f"lives on device {v.device}, another argument on device {device}")
+                        raise self._fail(name, f"lives on device {v.device}, another argument on device {device}")
                     device = v.device
+                devarg = devarg or name
                 values[at[(i, "ptr", None)]] = v.ptr
             for d, (size, stride) in enumerate(zip(v.shape, arrays.c_strides(v.shape))):
                 values[at[(i, "size", d)]] = size
                 values[at[(i, "stride", d)]] = stride
-        if host is not None and device is not None:
-            raise self._fail(None, f"argument {host!r} is a numpy array and others are device arrays: pass all "
+        if host is not None and devarg is not None:  # (a bare __cuda_array_interface__ names no device)
+            raise self._fail(None, f"argument {host!r} is a numpy array and {devarg!r} a device array: pass all "
                                    "device arrays, or all numpy arrays (copied in and out)")
         if host is None:
-            self._remember(args, values, device)
+            self._remember(args, values, device, checked)
         return values, device
 
     # -- the warm path ------------------------------------------------------------------------------
@@ -295,8 +271,9 @@ class CompiledKernel:
         """`values(args)` from the verdict `values` left for arguments of equal keys, or None (take the full path).
 
         Everything `values` checks is a function of the keys (dtype, rank, dims, strides, device, scalar
-        types) except each address, whose alignment is checked here; a misaligned one takes the full path,
-        which names it. A hit copies the remembered parameter list and writes in the addresses and scalars.
+        types) except each address and scalar value: alignment, the overlap of a written array with another
+        and the scalars' ranges are checked here, and a failure takes the full path, which names it. A hit
+        copies the remembered parameter list and writes in the addresses and scalars.
         """
         found = self._keys(args)
         if found is None:
@@ -307,44 +284,44 @@ class CompiledKernel:
             return None
         if entry is None:
             return None
-        device, template, fills = entry
-        values = template.copy()
-        for (at, itemsize, convert), x in zip(fills, found[1]):
-            if itemsize:  # an address: a plain int, aligned to its element
-                if x.__class__ is not int or x % itemsize:
-                    return None
-                values[at] = x
-            else:
-                values[at] = convert(x)
+        device, template, fills, overlaps = entry
+        values, dynamic = template.copy(), found[1]
+        try:
+            for (at, itemsize, convert), x in zip(fills, dynamic):
+                if itemsize:  # an address: a plain int, aligned to its element
+                    if x.__class__ is not int or x % itemsize:
+                        return None
+                    values[at] = x
+                else:
+                    values[at] = convert(x)
+        except argcheck.ArgProblem:
+            return None
+        for i, j, size_i, size_j in overlaps:  # a written array's bytes against another's
+            if dynamic[i] < dynamic[j] + size_j and dynamic[j] < dynamic[i] + size_i:
+                return None
         return values, device
 
-    def _remember(self, args, values, device) -> None:
-        """Keep the verdict of a successful `values(args)` for `_warm_values` (device arrays only)."""
+    def _remember(self, args, values, device, views) -> None:
+        """Keep the verdict of a successful `values(args)` (`views`: what the checker read) for `_warm_values`
+        (device arrays only)."""
         found = self._keys(args)
         if found is None:
             return
-        fills = []
-        for i, (_, kind, rank, _, _) in enumerate(self._slots):
-            if rank is None:
-                fills.append((self._at[(i, "value", None)], 0, float if kind in ("f32", "f64") else int))
+        fills, overlaps = [], []
+        for i, arg in enumerate(self._decl):
+            if isinstance(arg, argcheck.ArrayArg):
+                fills.append((self._at[(i, "ptr", None)], arrays.ITEMSIZE[arg.elem], None))
+                if arg.written and views[i].nbytes:
+                    overlaps += [(i, j, views[i].nbytes, views[j].nbytes) for j, other in enumerate(self._decl)
+                                 if j != i and isinstance(other, argcheck.ArrayArg) and views[j].nbytes]
             else:
-                fills.append((self._at[(i, "ptr", None)], arrays.ITEMSIZE[kind], None))
+                fills.append((self._at[(i, "value", None)], 0, partial(argcheck.scalar_value, arg.kind)))
         if len(self._warm) >= WARM_ENTRIES:
             self._warm.clear()
         try:
-            self._warm[found[0]] = (device, list(values), tuple(fills))
+            self._warm[found[0]] = (device, list(values), tuple(fills), tuple(overlaps))
         except TypeError:
             pass
-
-    def _scalar(self, slot, a):
-        kind = slot[1]
-        if isinstance(a, bool) or not isinstance(a, numbers.Real):
-            raise self._fail(slot, f"must be a number ({kind}), got {type(a).__name__}")
-        if kind in ("f32", "f64"):
-            return float(a)
-        if not isinstance(a, numbers.Integral):
-            raise self._fail(slot, f"must be an integer ({kind}), got {a!r}")
-        return int(a)
 
 
 def _sm_count(device: int) -> int:
