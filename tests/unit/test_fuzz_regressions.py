@@ -80,3 +80,19 @@ def test_the_verifier_refuses_reducing_i1():
     err = io.StringIO()
     assert cli.opt_main(["-"], stdin=io.BytesIO(text.encode()), stdout=io.StringIO(), stderr=err) == 1
     assert "error: TILE_ELEMENT_TYPE_INVALID: tile.reduce is not defined on i1" in err.getvalue()
+
+
+# Python operators the tracer does not define (`**`, `%`, `round`, `abs` of a scalar, ...), also on a name that
+# escaped a tl.range loop, ended in a bare TypeError.
+@pytest.mark.parametrize("expr", ["x ** 2", "2.0 ** x", "x % 2.0", "round(x)", "divmod(x, 2)", "x << 1", "x ^ x",
+                                  "tl.full((1, 1), s ** 2)", "tl.full((1, 1), abs(s))", "tl.full((1, 1), round(s))",
+                                  "tl.full((1, 1), (~m0).to(tl.f32))", "tl.full((1, 1), (m0 & m0).to(tl.f32))"])
+def test_python_operators_the_tracer_lacks_are_coded(expr):
+    err = trace_error(f"out = x + {expr}")
+    assert err.code is D.DSL_UNSUPPORTED and "is not defined on traced" in err.message
+
+
+@pytest.mark.parametrize("expr", ["inner ** 2", "inner % 2", "round(inner)", "inner << 1", "abs(inner)"])
+def test_operators_on_a_loop_escaped_name_are_coded(expr):
+    err = trace_error(f"out = {expr}")
+    assert err.code is D.DSL_LOOP_ESCAPE and "'inner' is defined inside the loop" in err.message

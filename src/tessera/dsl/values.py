@@ -60,6 +60,31 @@ class Traced:
     __hash__ = object.__hash__
 
 
+# Python operators no traced value defines (Tile and Scalar install theirs over these): without them `t ** 2`,
+# `t % 3` or `round(s)` end in Python's bare TypeError instead of a coded error at the user's line.
+_UNDEFINED_OPS = {"**": ("pow", "rpow"), "%": ("mod", "rmod"), "@": ("matmul", "rmatmul"), "&": ("and", "rand"),
+                  "|": ("or", "ror"), "^": ("xor", "rxor"), "<<": ("lshift", "rlshift"), ">>": ("rshift", "rrshift"),
+                  "divmod": ("divmod", "rdivmod"), "~": ("invert",), "abs": ("abs",), "round": ("round",),
+                  "math.trunc": ("trunc",), "math.floor": ("floor",), "math.ceil": ("ceil",)}
+_UNDEFINED_HINTS = {"**": "write x * x for a square; tl.exp2(y * tl.log(x) / 0.6931471805599453) for a power",
+                    "%": "for integers write x - (x // y) * y", "@": "use tl.dot(a, b, acc)",
+                    "abs": "tl.abs works on tiles; for a scalar write tl.maximum(s, -s)",
+                    "round": "convert with .to(tl.i32) (it truncates toward zero)",
+                    "math.trunc": "convert with .to(tl.i32) (it truncates toward zero)"}
+
+
+def _undefined(sym: str):
+    def op(self, *args):
+        raise KernelError(D.DSL_UNSUPPORTED, f"'{sym}' is not defined on traced {type(self).__name__.lower()}s",
+                          hint=_UNDEFINED_HINTS.get(sym))
+    return op
+
+
+for _sym, _names in _UNDEFINED_OPS.items():
+    for _dunder in _names:
+        setattr(Traced, f"__{_dunder}__", _undefined(_sym))
+
+
 _FORWARD_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "&": "and",
                 "|": "or"}
 _COMPARE_OPS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
@@ -124,7 +149,7 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
               "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__neg__", "__pos__", "__abs__", "__lt__",
               "__le__", "__gt__", "__ge__", "__and__", "__rand__", "__or__", "__ror__", "__invert__", "__bool__",
               "__index__", "__int__", "__float__", "__iter__", "__len__", "__getitem__", "__matmul__", "__eq__",
-              "__ne__"):
+              "__ne__", *(f"__{d}__" for names in _UNDEFINED_OPS.values() for d in names)):
     setattr(Poison, _name, _poison_op(_name))
 Poison.__hash__ = object.__hash__  # type: ignore[method-assign]
 
