@@ -96,3 +96,33 @@ def test_python_operators_the_tracer_lacks_are_coded(expr):
 def test_operators_on_a_loop_escaped_name_are_coded(expr):
     err = trace_error(f"out = {expr}")
     assert err.code is D.DSL_LOOP_ESCAPE and "'inner' is defined inside the loop" in err.message
+
+
+# Integer constants out of their type's range: saturated in tiles (2**33 in an i32 tile read as 2**31 - 1),
+# wrapped in index arithmetic, xDSL's bare VerifyException for i32 scalars; an int beyond the float range: a bare
+# OverflowError.
+@pytest.mark.parametrize("body", ["out = (i + 2 ** 33).to(tl.f32)", "out = tl.full((BM, BN), 2 ** 31).to(tl.f32)",
+                                  "out = tl.full((BM, BN), 5, tl.i1).to(tl.f32)",
+                                  "out = tl.where(m, i, -2 ** 31 - 1).to(tl.f32)",
+                                  "out = x + tl.full((1, 1), s.to(tl.i32) * 2 ** 40).to(tl.f32)",
+                                  "out = x + tl.full((1, 1), m0 + 2 ** 70).to(tl.f32)",
+                                  "out = tl.load(X, [2 ** 63, 0], (BM, BN))",
+                                  "out = x + 10 ** 400", "out = x + tl.full((1, 1), s * 10 ** 400)"])
+def test_constants_out_of_range_are_refused_not_saturated(body):
+    err = trace_error(body)
+    assert err.code is D.DSL_DTYPE_MISMATCH and ("out of range" in err.message or "too large" in err.message)
+
+
+def test_constants_at_the_edge_of_the_range_are_exact():
+    out = run_out("out = (tl.full((BM, BN), -2 ** 31) + (2 ** 31 - 1)).to(tl.f32) + (tl.full((1, 1), True) == 1)"
+                  ".to(tl.f32)")
+    np.testing.assert_array_equal(out, np.zeros((4, 4), np.float32))
+
+
+@pytest.mark.parametrize("value, width", [("2147483648.0", "i32"), ("-2147483649.0", "i32"), ("2.0", "i1"),
+                                          ("-1.0", "i1")])
+def test_the_verifier_refuses_tile_constants_out_of_range(value, width):
+    text = f"func.func @f() {{\n  %c = tile.constant {value} : !tile.tile<4x4x{width}>\n  func.return\n}}\n"
+    err = io.StringIO()
+    assert cli.opt_main(["-"], stdin=io.BytesIO(text.encode()), stdout=io.StringIO(), stderr=err) == 1
+    assert "error: TILE_ATTR_INVALID: tile.constant" in err.getvalue() and "does not fit" in err.getvalue()

@@ -33,6 +33,11 @@ class DType:
     def is_int(self) -> bool:
         return self.name in ("i1", "i32", "index")
 
+    @property
+    def int_range(self) -> tuple[int, int] | None:
+        """The integers this type holds (i1: 0 and 1; i32 and the 64-bit index: signed); None for floats."""
+        return _INT_RANGES.get(self.name)
+
     def __call__(self, value) -> "Scalar":  # noqa: F821
         """A traced scalar constant of this type (inside a kernel body): `acc_rows = tl.index(0)`."""
         from tessera.dsl import builder
@@ -46,6 +51,8 @@ class DType:
     def __repr__(self) -> str:
         return f"tl.{self.name}"
 
+
+_INT_RANGES = {"i1": (0, 1), "i32": (-2 ** 31, 2 ** 31 - 1), "index": (-2 ** 63, 2 ** 63 - 1)}
 
 bf16 = DType("bf16", _bf16, np.dtype(ml_dtypes.bfloat16))
 f16 = DType("f16", _f16, np.dtype(np.float16))

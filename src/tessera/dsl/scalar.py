@@ -40,10 +40,17 @@ def constant(state: B.TraceState, v, dtype: T.DType) -> "Scalar":
         if isinstance(v, (float, np.floating)) and not (math.isfinite(v) and v == int(v)):
             raise KernelError(D.DSL_DTYPE_MISMATCH, f"{v!r} is not an integer, so it cannot be a {dtype} value",
                               hint="convert the other operand to a float type with .to(tl.f32)")
+        lo, hi = dtype.int_range
+        if not lo <= int(v) <= hi:  # xDSL's IntegerAttr would raise a bare VerifyException; index would wrap
+            raise KernelError(D.DSL_DTYPE_MISMATCH, f"{v!r} is out of range for {dtype} ({lo} to {hi})",
+                              hint="use a wider type, or keep the value in range")
         attr = IntegerAttr(int(v), dtype.ir)
         key = ("const", dtype.name, int(v))
     else:
-        fv = float(np.asarray(v, dtype=dtype.numpy)) if dtype.numpy is not None else float(v)
+        try:
+            fv = float(np.asarray(v, dtype=dtype.numpy)) if dtype.numpy is not None else float(v)
+        except OverflowError:  # an int beyond the float range
+            raise KernelError(D.DSL_DTYPE_MISMATCH, f"{v} is too large for a {dtype} value") from None
         attr = FloatAttr(fv, dtype.ir)
         key = ("const", dtype.name, repr(fv))
     op = state.hoisted(key, lambda: arith.ConstantOp(attr))

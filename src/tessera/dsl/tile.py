@@ -141,11 +141,25 @@ def unary_shape(op_cls, x: Tile, result_type: TileType) -> Tile:
 def constant(value, shape: tuple[int, ...], dtype: T.DType) -> Tile:
     """A tile.constant of `dtype` filled with `value`."""
     state = B.current("a tile constant")
-    v = float(value)
+    check_constant(value, dtype, "tile")
+    return _result(state, TO.ConstantOp(float(value), tile_type(tuple(shape), dtype.ir)))
+
+
+def check_constant(value, dtype: T.DType, what: str) -> None:
+    """A Python number that `dtype` holds as it is: an integer in range for integer types (no silent
+    saturation or wrap-around), a number a float can round to for float types."""
+    try:
+        v = float(value)
+    except OverflowError:  # an int beyond the float range
+        raise KernelError(D.DSL_DTYPE_MISMATCH, f"{value} is too large for a {dtype} {what}") from None
     if dtype.is_int and not (math.isfinite(v) and v == int(v)):
-        raise KernelError(D.DSL_DTYPE_MISMATCH, f"{value!r} is not an integer, so it cannot fill a {dtype} tile",
+        raise KernelError(D.DSL_DTYPE_MISMATCH, f"{value!r} is not an integer, so it cannot fill a {dtype} {what}",
                           hint="convert the tile to a float type with .to(tl.f32)")
-    return _result(state, TO.ConstantOp(v, tile_type(tuple(shape), dtype.ir)))
+    if dtype.int_range is not None:
+        lo, hi = dtype.int_range
+        if not lo <= int(value) <= hi:
+            raise KernelError(D.DSL_DTYPE_MISMATCH, f"{value!r} is out of range for {dtype} ({lo} to {hi})",
+                              hint="use a wider type, e.g. convert the other operand with .to(tl.f32)")
 
 
 def splat(s: Scalar, shape: tuple[int, ...], dtype: T.DType) -> Tile:

@@ -498,6 +498,12 @@ class ConstantOp(IRDLOperation):
         v = self.value.value.data
         if is_int(t.element_type) and not (math.isfinite(v) and v == int(v)):
             fail(self, D.TILE_ATTR_INVALID, f"tile.constant: {format_number(v)} is not an integer value for {t}")
+        if is_int(t.element_type):  # the interpreter would saturate, a GPU wrap: neither is what was written
+            width = t.element_type.width.data
+            lo, hi = (0, 1) if width == 1 else (-2 ** (width - 1), 2 ** (width - 1) - 1)
+            if not lo <= v <= hi:
+                fail(self, D.TILE_ATTR_INVALID, f"tile.constant: {format_number(v)} does not fit in {t} "
+                                                f"({lo} to {hi})")
 
     @classmethod
     def parse(cls, parser: Parser):
