@@ -147,6 +147,8 @@ REF_ARG_VALUE = _code("REF_ARG_VALUE", "a scalar argument is out of range for it
                       "pass a value representable in the parameter's type")
 REF_ARG_READONLY = _code("REF_ARG_READONLY", "the kernel writes to an array argument that is read-only",
                          "pass a writeable array (e.g. np.array(x) or x.copy()) for every output")
+REF_LOOP_STEP = _code("REF_LOOP_STEP", "a loop's step is not positive at run time",
+                      "scf.for (tl.range) needs a step > 0; a zero or negative step never ends on the GPU")
 REF_OP_UNSUPPORTED = _code("REF_OP_UNSUPPORTED", "the reference interpreter has no implementation for an op",
                            "run Tile or Fragment IR (before lower-tile-to-nv); target ops run only on the GPU")
 REF_FRAGMENT_BOUNDS = _code("REF_FRAGMENT_BOUNDS", "a fragment window reaches outside the tile it is packed from",
@@ -240,14 +242,14 @@ RUNTIME_ARG_INVALID = _code("RUNTIME_ARG_INVALID", "a launch argument does not f
 RUNTIME_LAUNCH_FAILED = _code("RUNTIME_LAUNCH_FAILED", "the kernel launch or its execution failed",
                               "read the driver error in the message: check grid, block, shared memory and the "
                               "kernel's memory accesses (an execution fault poisons the CUDA context)")
-RUNTIME_TMA_INVALID = _code("RUNTIME_TMA_INVALID", "an array cannot be described by a TMA tensor map",
-                            "TMA reads bf16/f16/f32 2-D arrays with contiguous rows, a 16-byte aligned base address "
-                            "and a row pitch that is a multiple of 16 bytes (pad the row length if needed)")
-
 RUNTIME_LAUNCH_TIMEOUT = _code("RUNTIME_LAUNCH_TIMEOUT", "a kernel did not finish within the launch time bound",
                                "a kernel that waits forever (a deadlocked barrier or pipeline) ends here instead of "
                                "hanging the process; raise the bound with TESSERA_LAUNCH_TIMEOUT_S (seconds, or 0 for "
                                "none) if the kernel is merely long")
+RUNTIME_TMA_INVALID = _code("RUNTIME_TMA_INVALID", "an array cannot be described by a TMA tensor map",
+                            "TMA reads bf16/f16/f32 2-D arrays with contiguous rows, a 16-byte aligned base address "
+                            "and a row pitch that is a multiple of 16 bytes (pad the row length if needed)")
+
 
 # --- nv target (lower-tile-to-nv, tessera.ir.nv_ops) and CUDA emission ------------
 NV_ARCH_UNSUPPORTED = _code("NV_ARCH_UNSUPPORTED", "an instruction or fragment family needs an arch the target is not",

@@ -24,13 +24,13 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, OpImplResult
 from xdsl.interpreters.func import FuncFunctions
-from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Operation
 
 from tessera.ir import diagnostics as D
 from tessera.reference.impls.elementwise import ElementwiseFunctions
 from tessera.reference.impls.fragments import FragmentFunctions
 from tessera.reference.impls.grid import GridFunctions
+from tessera.reference.impls.loops import ScfRefFunctions
 from tessera.reference.impls.memory import TileMemoryFunctions
 from tessera.reference.impls.mma import MmaFunctions
 from tessera.reference.impls.scalar import ArithRefFunctions, MathRefFunctions, MemRefRefFunctions
@@ -41,11 +41,11 @@ from tessera.reference.impls.staging import StagingFunctions
 def implementation_sets() -> list[InterpreterFunctions]:
     """Every implementation set the reference interpreter registers, in registration order.
 
-    xDSL's scf and func implementations are reused as they are (they only move
-    Python values around); arith is xDSL's with the float, i1 and missing ops
+    xDSL's func implementations are reused as they are, and its scf ones with the for-loop step checked
+    (impls/loops.py); arith is xDSL's with the float, i1 and missing ops
     overridden (see impls/scalar.py).
     """
-    return [ScfFunctions(), FuncFunctions(), ArithRefFunctions(), MathRefFunctions(), MemRefRefFunctions(),
+    return [ScfRefFunctions(), FuncFunctions(), ArithRefFunctions(), MathRefFunctions(), MemRefRefFunctions(),
             GridFunctions(), TileMemoryFunctions(), MmaFunctions(), ElementwiseFunctions(), ShapeFunctions(),
             StagingFunctions(), FragmentFunctions()]
 
