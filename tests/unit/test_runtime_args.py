@@ -53,12 +53,12 @@ def test_raw_pointers_are_trusted():
     ((FakeDeviceArray((8,)), FakeDeviceArray((8,)), FakeDeviceArray((7,)), 8), "'c' (f32* out) holds 7 elements"),
     ((np.ones(8, np.float32), np.ones(8, np.float32), np.zeros(4, np.float32), 8), "'c' (f32* out) holds 4"),
     ((FakeDeviceArray((8,), "<f8"), FakeDeviceArray((8,)), FakeDeviceArray((8,)), 8),
-     "'a' (f32* in) has dtype float64"),
-    ((np.ones(8, np.float16), np.ones(8, np.float32), np.zeros(8, np.float32), 8), "'a' (f32* in) has dtype float16"),
+     "'a' (f32* in) has element type f64"),
+    ((np.ones(8, np.float16), np.ones(8, np.float32), np.zeros(8, np.float32), 8), "'a' (f32* in) has element type f16"),
     ((FakeDeviceArray((8,)), FakeDeviceArray((4, 2), strides=(4, 16)), FakeDeviceArray((8,)), 8), "not C-contiguous"),
     ((FakeDeviceArray((8,)), FakeDeviceArray((8,)), FakeDeviceArray((8,), readonly=True), 8), "read-only"),
     ((FakeDeviceArray((8,), ptr=0x1002), FakeDeviceArray((8,)), FakeDeviceArray((8,)), 8), "not aligned"),
-    ((1, 2, np.zeros(16, np.float32)[::2], 8), "writeable C-contiguous"),
+    ((1, 2, np.zeros(16, np.float32)[::2], 8), "'c' (f32* out) is not C-contiguous"),
     ((1, 2, 3, 2**31), "out of range"),
     ((1, 2, 3, 8.0), "must be an int"),
     ((1, 2, 3, True), "must be an int"),
@@ -75,7 +75,7 @@ def test_read_only_numpy_output_is_refused_and_untouched():
     c = np.zeros(8, np.float32)
     c.flags.writeable = False
     code, message = code_and_message((np.ones(8, np.float32), np.ones(8, np.float32), c, 8))
-    assert "writeable" in message and not c.any()
+    assert "is read-only" in message and not c.any()
 
 
 def test_extents_multiply_constants_and_scalars():
@@ -148,7 +148,7 @@ class Buffer:
 def test_torch_like_tensors_and_buffers():
     b = ArgBinder((ptr("a", "bf16", "n"), ptr("o", "f32", "n", "out"), scalar("n", "i32")), "k")
     assert b.bind((FakeTorchTensor(8), Buffer(0x9000, 32), 8)).values == [0x5000, 0x9000, 8]
-    for args, needle in [((FakeTorchTensor(8, "torch.float16"), Buffer(0x9000, 32), 8), "has dtype float16"),
+    for args, needle in [((FakeTorchTensor(8, "torch.float16"), Buffer(0x9000, 32), 8), "has element type f16"),
                          ((FakeTorchTensor(8, contiguous=False), Buffer(0x9000, 32), 8), "not C-contiguous"),
                          ((FakeTorchTensor(8, device=1), Buffer(0x9000, 32), 8), "lives on device 1"),
                          ((FakeTorchTensor(8, cuda=False), Buffer(0x9000, 32), 8), "is not a device array"),
@@ -211,7 +211,7 @@ def test_parameter_block_holds_each_value_where_the_driver_reads_it():
     ((1, 2**31, 1.0, 1, 1.0), "'n' (i32) value 2147483648 is out of range"),
     ((-1, 4, 1.0, 1, 1.0), "not a 64-bit address"),
     ((1, 4, 1.0, -1, 1.0), "'m' (u64) value -1 is out of range"),
-    ((1, 4, "1.0", 1, 1.0), "'alpha' (f32) must be a float"),
+    ((1, 4, "1.0", 1, 1.0), "'alpha' (f32) must be a number (f32), got str"),
     ((FakeDeviceArray((3,)), 4, 1.0, 1, 1.0), "'x' (f32* inout) holds 3 elements"),
 ])
 def test_bad_warm_arguments_launch_nothing(args, needle):
@@ -221,6 +221,16 @@ def test_bad_warm_arguments_launch_nothing(args, needle):
         k.launch(1, 32, 0, args)
     assert err.value.code.name == "RUNTIME_ARG_INVALID" and needle in err.value.message
     assert rec.calls == []
+
+
+def test_binder_applies_the_shared_scalar_rules():
+    """`tessera.ir.argcheck.scalar_value`, as on the compiled and reference lanes: a finite float that rounds
+    to inf in f32 is refused (C's float would hold inf); numpy scalars convert; inf itself passes."""
+    binder = ArgBinder(SIG5, "k")
+    with pytest.raises(RuntimeLaunchError) as err:
+        binder.bind((1, 4, np.float64(1e39), 1, 1.0))
+    assert "'alpha' (f32) value 1e+39 overflows f32" in err.value.message
+    assert binder.bind((1, np.int64(4), np.float64(np.inf), 1, np.float32(2.0))).values == [1, 4, np.inf, 1, 2.0]
 
 
 def test_launch_configuration_and_driver_refusals_are_coded():

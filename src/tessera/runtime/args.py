@@ -6,7 +6,9 @@ parameter, so a warm launch does no per-call type dispatch beyond what the
 argument itself needs. Binding touches no CUDA API: it turns arguments into
 raw values (device pointers and scalars) plus the numpy arrays that must be
 copied in and out, or raises RUNTIME_ARG_INVALID naming the argument - so a
-bad call never writes an output buffer.
+bad call never writes an output buffer. The rules themselves (count, element
+type, contiguity, writeable outputs, extents, scalar kinds and ranges) are
+`tessera.ir.argcheck`'s, which the compiled and reference lanes apply too.
 
 Pointer parameters accept: an int (a raw device pointer, trusted as is); a
 torch CUDA tensor or any object with `__cuda_array_interface__` or `__dlpack__`
@@ -29,17 +31,16 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from tessera.ir import argcheck
 from tessera.ir.diagnostics import RUNTIME_ARG_INVALID
 from tessera.runtime import tma
 from tessera.runtime.errors import RuntimeLaunchError
 
 SCALAR_CTYPES = {"i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64, "u64": ctypes.c_uint64,
                  "f32": ctypes.c_float, "f64": ctypes.c_double}
-INT_RANGES = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1), "i64": (-2**63, 2**63 - 1), "u64": (0, 2**64 - 1)}
-# element type -> numpy dtype name (ml_dtypes supplies 'bfloat16')
-ELEM_DTYPES = {"f64": "float64", "f32": "float32", "f16": "float16", "bf16": "bfloat16", "i64": "int64",
-               "u64": "uint64", "i32": "int32", "u32": "uint32", "i16": "int16", "u16": "uint16", "i8": "int8",
-               "u8": "uint8"}
+INT_RANGES = {k: argcheck.INT_RANGES[k] for k in ("i32", "u32", "i64", "u64")}
+# element type -> numpy dtype name (ml_dtypes supplies 'bfloat16'); pointers to i1 are not passed
+ELEM_DTYPES = {e: n for e, n in argcheck.NUMPY_NAMES.items() if e != "i1"}
 ITEMSIZE = {e: int(e.lstrip("bfiu")) // 8 for e in ELEM_DTYPES}
 INTENTS = ("in", "out", "inout")
 
@@ -108,11 +109,12 @@ class ArgBinder:
         self._convert = tuple(self._converter(i, p) for i, p in enumerate(self.params))
         self._extents = tuple((i, p) for i, p in enumerate(self.params) if p.kind == "ptr" and p.extent)
         self._index = {p.name: i for i, p in enumerate(self.params)}
+        self._names = tuple(p.name for p in self.params)
         self.tmap_slots = tma.slots_of(self.params)
 
-    def fail(self, param: Param | None, message: str) -> RuntimeLaunchError:
+    def fail(self, param: Param | None, message: str, hint: str | None = None) -> RuntimeLaunchError:
         where = f"argument {param.name!r} ({self._describe(param)}) " if param is not None else ""
-        return RuntimeLaunchError(RUNTIME_ARG_INVALID, f"{where}{message}", kernel=self.kernel)
+        return RuntimeLaunchError(RUNTIME_ARG_INVALID, f"{where}{message}", kernel=self.kernel, hint=hint)
 
     @staticmethod
     def _describe(p: Param) -> str:
@@ -160,23 +162,22 @@ class ArgBinder:
                                        f"{tma.TMAP_BYTES}-byte tensor map, got {type(v).__name__}")
                 return encoded, None
             return conv_tmap
-        if p.kind in INT_RANGES:
-            lo, hi = INT_RANGES[p.kind]
+        if p.kind in SCALAR_CTYPES:
+            kind = p.kind
 
-            def conv_int(v):
-                if type(v) is not int and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
-                    raise self.fail(p, f"must be an int, got {type(v).__name__}")
-                if not lo <= v <= hi:
-                    raise self.fail(p, f"value {v} is out of range [{lo}, {hi}]")
-                return int(v), None
-            return conv_int
-        if p.kind in ("f32", "f64"):
-            def conv_float(v):
-                if type(v) is not float and (isinstance(v, bool) or not isinstance(v, (int, float, np.number))):
-                    raise self.fail(p, f"must be a float, got {type(v).__name__}")
-                return float(v), None
-            return conv_float
-        return lambda v: self._pointer(p, v)
+            def conv_scalar(v):
+                try:
+                    return argcheck.scalar_value(kind, v), None
+                except argcheck.ArgProblem as err:
+                    raise self.fail(p, err.message) from None
+            return conv_scalar
+
+        def conv_pointer(v):
+            try:
+                return self._pointer(p, v)
+            except argcheck.ArgProblem as err:
+                raise self.fail(p, err.message, err.hint) from None
+        return conv_pointer
 
     def _pointer(self, p: Param, v):
         """(device pointer or None for a host array, element count or None) after dtype/layout checks."""
@@ -190,12 +191,10 @@ class ArgBinder:
         if view is None:
             raise self.fail(p, f"{type(v).__name__} is not a device array, numpy array, Buffer or int pointer")
         address, nbytes, dtype, contiguous, readonly, device = view
-        if dtype is not None and dtype != ELEM_DTYPES[p.elem]:
-            raise self.fail(p, f"has dtype {dtype}, expected {ELEM_DTYPES[p.elem]}")
-        if not contiguous:
-            raise self.fail(p, "is not C-contiguous")
-        if readonly and p.intent != "in":
-            raise self.fail(p, "is read-only but the kernel writes it")
+        if dtype is not None:
+            argcheck.check_dtype(p.elem, argcheck.ELEM_OF_NUMPY.get(dtype, dtype))
+        argcheck.check_layout(contiguous)
+        argcheck.check_writeable(readonly and p.intent != "in")
         if device is not None and device != self.device_index:
             raise self.fail(p, f"lives on device {device}, the kernel on device {self.device_index}")
         if address % ITEMSIZE[p.elem]:
@@ -203,17 +202,18 @@ class ArgBinder:
         return address, nbytes // ITEMSIZE[p.elem]
 
     def _host_array(self, p: Param, a: np.ndarray):
-        if a.dtype.name != ELEM_DTYPES[p.elem]:
-            raise self.fail(p, f"has dtype {a.dtype.name}, expected {ELEM_DTYPES[p.elem]}")
-        if p.intent != "in" and not (a.flags.c_contiguous and a.flags.writeable):
-            raise self.fail(p, "must be a writeable C-contiguous numpy array to be copied back")
+        argcheck.check_dtype(p.elem, argcheck.ELEM_OF_NUMPY.get(a.dtype.name, a.dtype.name), host=True)
+        if p.intent != "in":  # copied back in place; an input may be any layout (it is copied to the device)
+            argcheck.check_writeable(not a.flags.writeable)
+            argcheck.check_layout(a.flags.c_contiguous, a.shape)
         return None, a.size
 
     def bind(self, args) -> Bound:
         """Raw values for `args` (a tuple, one per parameter) or RUNTIME_ARG_INVALID."""
-        if len(args) != len(self.params):
-            raise self.fail(None, f"takes {len(self.params)} arguments "
-                            f"({', '.join(p.name for p in self.params)}), got {len(args)}")
+        try:
+            argcheck.check_count(self._names, args)
+        except argcheck.ArgProblem as err:
+            raise self.fail(None, err.message) from None
         values, counts = [], []
         for conv, a in zip(self._convert, args):
             value, count = conv(a)
@@ -225,9 +225,10 @@ class ArgBinder:
             need = 1
             for term in p.extent:
                 need *= term if isinstance(term, int) else values[self._index[term]]
-            if counts[i] < need:
-                raise self.fail(p, f"holds {counts[i]} elements, the launch needs at least {need} "
-                                f"({' * '.join(map(str, p.extent))})")
+            try:
+                argcheck.check_extent(counts[i], need, p.extent)
+            except argcheck.ArgProblem as err:
+                raise self.fail(p, err.message) from None
         host = [(i, a if a.flags.c_contiguous else np.ascontiguousarray(a), self.params[i].intent != "in")
                 for i, a in enumerate(args) if isinstance(a, np.ndarray)]
         later = []
