@@ -206,7 +206,7 @@ def test_a_failed_call_clears_the_previous_record():
 def test_cuda_lane_argument_checks_run_before_any_compile():
     """Inside the emulation hook the cuda lane is taken; these fail before tracing, so no g++ or NVRTC runs."""
     with testing.emulate_on_host() as host:
-        a16, b16 = A.astype(np.float16), B.astype(np.float16)  # __cuda_array_interface__ has no bf16 typestr
+        a16, b16 = A.astype(np.float16), B.astype(np.float16)
         err = expect("OPS_ARG_DEVICE", ops.gemm, a16, FakeDeviceArray(b16))  # numpy and device arrays mixed
         assert "a is a numpy array and b a device array" in err.message
         odd = FakeDeviceArray(np.zeros(8 * 16 + 1, np.float16)[1:].reshape(8, 16), offset_bytes=1)
@@ -214,8 +214,12 @@ def test_cuda_lane_argument_checks_run_before_any_compile():
         assert "element size 2" in err.message
         err = expect("OPS_ARG_TYPE", ops.gemm, FakeDeviceArray(a16), FakeDeviceArray(b16))
         assert "pass out=" in err.message
-        err = expect("OPS_ARG_DTYPE", ops.gemm, FakeDeviceArray(A), FakeDeviceArray(B))
-        assert "a has dtype unsupported" in err.message  # a raw 2-byte typestr: bf16 or f16? never guessed
+        err = expect("OPS_ARG_TYPE", ops.gemm, FakeDeviceArray(A), FakeDeviceArray(B))  # '<V2' is bf16 (issue 13)
+        assert "pass out=" in err.message and "bf16" in err.message
+        other = FakeDeviceArray(A)
+        other.__cuda_array_interface__ = {**other.__cuda_array_interface__, "descr": [("myhalf", "<V2")]}
+        err = expect("OPS_ARG_DTYPE", ops.gemm, other, FakeDeviceArray(B))
+        assert "a has dtype unsupported" in err.message  # a 2-byte void that names another type: never guessed
     assert host.launches == 0
 
 

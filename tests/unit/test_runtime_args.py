@@ -213,6 +213,7 @@ def test_parameter_block_holds_each_value_where_the_driver_reads_it():
     ((1, 4, 1.0, -1, 1.0), "'m' (u64) value -1 is out of range"),
     ((1, 4, "1.0", 1, 1.0), "'alpha' (f32) must be a number (f32), got str"),
     ((FakeDeviceArray((3,)), 4, 1.0, 1, 1.0), "'x' (f32* inout) holds 3 elements"),
+    ((1, 4, 1e39, 1, 1.0), "'alpha' (f32) value 1e+39 overflows f32"),  # plain floats skip binding: was OverflowError
 ])
 def test_bad_warm_arguments_launch_nothing(args, needle):
     _, k = fake_loaded_kernel(SIG5)

@@ -273,6 +273,7 @@ def test_staged_numpy_arrays_get_their_map_after_the_copy_in(encoder, monkeypatc
     for name in ("cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync"):
         monkeypatch.setattr(driver, name, lambda *a: (ok,))
     monkeypatch.setattr(driver, "cuStreamSynchronize", lambda *a: (ok,))
+    monkeypatch.setattr(driver, "cuStreamQuery", lambda *a: (ok,))  # the bounded wait polls (runtime.wait)
     monkeypatch.setattr(driver, "cuMemFree", lambda *a: (ok,))
     k = loaded_kernel(SIG)
     res = k.launch(1, 128, 0, (np.zeros((200, 104), BF16), 200, 104, 104, 1, None, 7))

@@ -182,7 +182,7 @@ class LoadedKernel:
         try:
             self._pack_into(self._slots, 0, *values)
             (err,) = self._launch_kernel(self._func, *cfg, handle, self._params_addr, 0)
-        except struct.error:  # a plain int out of its parameter's range: bind names it
+        except (struct.error, OverflowError):  # an int or float out of its parameter's range: bind names it
             err = None
         finally:
             lock.release()
