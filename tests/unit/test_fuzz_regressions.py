@@ -126,3 +126,14 @@ def test_the_verifier_refuses_tile_constants_out_of_range(value, width):
     err = io.StringIO()
     assert cli.opt_main(["-"], stdin=io.BytesIO(text.encode()), stdout=io.StringIO(), stderr=err) == 1
     assert "error: TILE_ATTR_INVALID: tile.constant" in err.getvalue() and "does not fit" in err.getvalue()
+
+
+# A pass pipeline with a newline in it (found by test_fuzz_parser.py at TESSERA_FUZZ_SCALE=10): the message
+# quoted the text as it was, so the diagnostic ran over two lines.
+@pytest.mark.parametrize("pipeline", ["b\nuiltin.modu", 'cse{x="a\nb"}', "cse{a\r=1}", "foo\nbar", "cse\x00"])
+def test_pipeline_diagnostics_stay_on_one_line(pipeline):
+    err = io.StringIO()
+    rc = cli.opt_main([f"--pass-pipeline={pipeline}"], stdin=io.BytesIO(b""), stdout=io.StringIO(), stderr=err)
+    first, *rest = err.getvalue().splitlines()
+    assert rc == 1 and first.startswith("<pass-pipeline>:1:") and " error: OPT_" in first
+    assert all(line.startswith("  hint: ") for line in rest)

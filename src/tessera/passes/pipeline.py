@@ -97,8 +97,12 @@ def named_pipelines() -> dict[str, tuple[str, str]]:
     return {n: (t, _PIPELINE_SUMMARIES.get(n, "")) for n, t in NAMED_PIPELINES.items()}
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(32), 127]} | {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
+
+
 def _error(code: D.Code, message: str, col: int) -> D.TesseraError:
-    return D.TesseraError(code, message).with_location(f"<pass-pipeline>:1:{col}")
+    # Messages quote the pipeline text: a newline in it would break the one-line `file:line:col: error:` format.
+    return D.TesseraError(code, message.translate(_CONTROL)).with_location(f"<pass-pipeline>:1:{col}")
 
 
 def _strip_wrapper(text: str) -> tuple[str, int]:
