@@ -686,7 +686,7 @@ def versions(torch) -> dict:
         except md.PackageNotFoundError:
             out[dist] = "absent"
     try:
-        from tessera.codegen import toolchain_versions
+        from tessera.target.nvidia.toolchain import toolchain_versions
         out["tessera_toolchain"] = dict(toolchain_versions())
     except Exception as err:  # noqa: BLE001 - recorded; Tessera's own entries will say what is missing
         out["tessera_toolchain"] = _error_text(err)

@@ -260,7 +260,7 @@ def versions() -> dict:
             out[dist] = md.version(dist)
         except md.PackageNotFoundError:
             out[dist] = "absent"
-    from tessera.codegen import toolchain_versions
+    from tessera.target.nvidia.toolchain import toolchain_versions
     out["tessera_toolchain"] = dict(toolchain_versions())
     return out
 

@@ -25,7 +25,7 @@ import ml_dtypes
 import numpy as np
 
 import tessera
-from tessera.codegen.sass import count_instructions, disassemble, resource_usage
+from tessera.target.nvidia.toolchain.sass import count_instructions, disassemble, resource_usage
 from tessera.kernels import flash_attention as FA
 from tessera.kernels import gemm as G
 from tessera.kernels import linear_attention as LA
@@ -66,7 +66,7 @@ def compile_report(name: str, traced) -> bool:
 
 def hopper_report(rng: np.random.Generator) -> bool:
     """The sm_90a GEMM (C = gelu(A @ W^T + bias), W as [N, K]): its machine code, then its numerics."""
-    from tessera.codegen.emit_host import run_on_host
+    from tessera.runtime.host_emulator import run_on_host
     from tessera.compiler.driver import device_arch
     from tessera.ir.diagnostics import TesseraError
     from tessera.runtime import has_gpu

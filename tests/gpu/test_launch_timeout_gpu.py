@@ -21,7 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cuda_samples import VECADD  # noqa: E402
 
-from tessera.codegen import compile_cuda  # noqa: E402
+from tessera.target.nvidia.toolchain import compile_cuda  # noqa: E402
 from tessera.ir import diagnostics as D  # noqa: E402
 from tessera.runtime import device_info, load, ptr, scalar  # noqa: E402
 

@@ -23,7 +23,7 @@ TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 from cuda_samples import DYNAMIC_SMEM, MMA, TINY, VECADD  # noqa: E402
 
-from tessera.codegen import CodegenError, compile_cuda  # noqa: E402
+from tessera.target.nvidia.toolchain import CodegenError, compile_cuda  # noqa: E402
 from tessera.runtime import RuntimeLaunchError, can_run, device_info, load, mem_info, ptr, scalar  # noqa: E402
 
 VADD_SIG = (ptr("a", "f32", "n", "in"), ptr("b", "f32", "n", "in"), ptr("c", "f32", "n", "out"), scalar("n", "i32"))
@@ -171,7 +171,7 @@ def test_driver_rejects_damaged_cubins_whose_hash_was_forged(vadd_art, tmp_path)
     script = f"""
 import hashlib
 from dataclasses import replace
-from tessera.codegen import compile_cuda
+from tessera.target.nvidia.toolchain import compile_cuda
 from tessera.runtime import RuntimeLaunchError, load, ptr, scalar
 from cuda_samples import VECADD
 sig = (ptr("a", "f32"), ptr("b", "f32"), ptr("c", "f32"), scalar("n", "i32"))
@@ -245,7 +245,7 @@ def test_signature_that_does_not_match_the_kernel_is_refused(vadd_art):
 def test_execution_fault_is_coded_not_ok(info):
     script = f"""
 import numpy as np
-from tessera.codegen import compile_cuda
+from tessera.target.nvidia.toolchain import compile_cuda
 from tessera.runtime import RuntimeLaunchError, load, ptr
 from cuda_samples import FAULT
 kernel = load(compile_cuda(FAULT, {info.arch!r}), "fault", (ptr("x", "f32", 1, "in"),))

@@ -15,8 +15,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tessera.codegen import compile_cuda
-from tessera.codegen.emit_cuda import KernelParam
+from tessera.target.nvidia.toolchain import compile_cuda
+from tessera.target.nvidia.emit.cuda import KernelParam
 from tessera.layouts.smem_swizzle import smem_layout
 from tessera.runtime import RuntimeLaunchError, device_info, load, ptr, scalar, tma, tmap
 from tessera.runtime.derived import DerivedParams

@@ -16,7 +16,7 @@ import pytest
 
 import tessera
 from tessera.compiler import CompiledKernel, clear_memo, compile, compile_cached, testing
-from tessera.compiler.driver import DEFAULT_PIPELINE
+from tessera.compiler.launch_shape import DEFAULT_PIPELINE
 from tessera.ir.diagnostics import TesseraError
 from tessera.kernels import flash_attention as FA
 from tessera.kernels import gemm as G
@@ -98,7 +98,7 @@ def test_shipped_kernel_compiles_for_every_mma_sync_arch_without_local_memory(ca
     HMMA and no local memory (sm_90a's wgmma GEMM is checked in test_emit_hopper)."""
     if (name, arch) == ("flash_attention", "sm_80"):
         request.applymarker(_SPILLS)
-    from tessera.codegen.sass import has_local_memory
+    from tessera.target.nvidia.toolchain.sass import has_local_memory
 
     ck = compile(KERNELS[name](), arch, cache=cache)
     assert ck.arch == arch and ck.cubin[:4] == b"\x7fELF" and ck.artifact.verify()
@@ -210,7 +210,7 @@ def test_f32_gemm_compiles_or_raises_the_documented_error():
 
 def test_sm_90a_gemm_with_b_as_n_by_k_lowers_to_hgmma_and_tma_without_local_memory():
     """sm_90a (asked for explicitly) takes the warp-specialised wgmma + TMA lowering: HGMMA, UTMALDG, no spills."""
-    from tessera.codegen.sass import has_local_memory
+    from tessera.target.nvidia.toolchain.sass import has_local_memory
 
     specs = (T(("M", "K"), "bf16"), T(("N", "K"), "bf16"), T(("M", "N"), "bf16"), T((1, "N"), "bf16"),
              T(("M", "N"), "bf16"), tessera.scalar("f32"), None)

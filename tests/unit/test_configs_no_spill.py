@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 import tessera
-from tessera.codegen.sass import count_instructions, disassemble, resource_usage
+from tessera.target.nvidia.toolchain.sass import count_instructions, disassemble, resource_usage
 from tessera.kernels import flash_attention as FA
 from tessera.kernels import gemm as G
 from tessera.kernels import linear_attention as LA

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cuda_samples import VECADD
-from tessera.codegen import compile_cuda
+from tessera.target.nvidia.toolchain import compile_cuda
 from tessera.runtime.cubin_check import cubin_problem
 
 

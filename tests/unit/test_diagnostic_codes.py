@@ -33,9 +33,9 @@ TESTS_DIR = Path(__file__).resolve().parents[1]
 API_ONLY_PREFIXES = {
     "DSL_": "raised while tracing Python kernels (tessera.dsl)",
     "REF_": "raised by the reference interpreter (tessera.reference)",
-    "CODEGEN_": "raised by NVRTC compilation and SASS inspection (tessera.codegen)",
+    "CODEGEN_": "raised by NVRTC compilation and SASS inspection (tessera.target.nvidia.toolchain)",
     "RUNTIME_": "raised by kernel loading and launch (tessera.runtime)",
-    "EMIT_": "raised by CUDA C++ emission (tessera.codegen.emit_cuda)",
+    "EMIT_": "raised by CUDA C++ emission (tessera.target.nvidia.emit.cuda)",
     "COMPILE_": "raised by the compile driver (tessera.compile)",
     "OPS_": "raised by the user-facing ops (tessera.ops)",
 }

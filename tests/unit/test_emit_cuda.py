@@ -1,6 +1,6 @@
 """emit_cuda: nv IR -> CUDA C++, compiled with NVRTC for sm_80 and sm_90 and read back as SASS.
 
-The compile tests need the pip NVRTC and cuobjdump (tessera.codegen.nvrtc / sass);
+The compile tests need the pip NVRTC and cuobjdump (tessera.target.nvidia.toolchain.nvrtc / sass);
 they skip, saying why, where those cannot load. Everything else runs anywhere.
 """
 
@@ -16,9 +16,9 @@ import pytest
 from xdsl.dialects import test as xdsl_test
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tessera.codegen import emit_ctypes as C
-from tessera.codegen.emit_copies import blocked_coords
-from tessera.codegen.emit_cuda import emit_cuda
+from tessera.target.nvidia.emit import c_types as C
+from tessera.target.nvidia.emit.copies import blocked_coords
+from tessera.target.nvidia.emit.cuda import emit_cuda
 from tessera.ir import diagnostics as D
 from tessera.ir.dialect import make_context
 from tessera.ir.parse import parse_module
@@ -47,7 +47,7 @@ def emitted(kernel: str, arch: str = "sm_80"):
 
 @lru_cache(maxsize=None)
 def compiled(kernel: str, arch: str):
-    from tessera.codegen.nvrtc import CodegenError, compile_cuda
+    from tessera.target.nvidia.toolchain.nvrtc import CodegenError, compile_cuda
 
     try:
         return compile_cuda(emitted(kernel, arch).source, arch)
@@ -133,7 +133,7 @@ def test_literals():
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("kernel, hmma", [("gemm3", 64), ("epilogue", 64), ("logical", 0), ("copy_pad", 0)])
 def test_compiles_with_hmma_and_no_local_memory(kernel, hmma, arch):
-    from tessera.codegen import sass
+    from tessera.target.nvidia.toolchain import sass
 
     art = compiled(kernel, arch)
     text = sass.disassemble(art.cubin)

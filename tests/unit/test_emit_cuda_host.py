@@ -1,4 +1,4 @@
-"""The emitted CUDA C++ itself, run on the CPU (tessera.codegen.emit_host: g++, one std::thread per GPU thread).
+"""The emitted CUDA C++ itself, run on the CPU (tessera.runtime.host_emulator: g++, one std::thread per GPU thread).
 
 This checks the text the GPU will get: index arithmetic, guards, fused slot loops,
 shared-memory offsets, the ABI. mma.sync is emulated warp-collectively through the
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import tessera
-from tessera.codegen.emit_cuda import emit_cuda
-from tessera.codegen.emit_host import run_on_host
+from tessera.target.nvidia.emit.cuda import emit_cuda
+from tessera.runtime.host_emulator import run_on_host
 from tessera.ir.dialect import make_context
 from tessera.ir.parse import parse_module
 from tessera.kernels import flash_attention as FA

@@ -16,11 +16,11 @@ import re
 import pytest
 
 import tessera
-from tessera.codegen.emit_cuda import emit_cuda
-from tessera.codegen.sass import count_instructions, has_local_memory
+from tessera.target.nvidia.emit.cuda import emit_cuda
+from tessera.target.nvidia.toolchain.sass import count_instructions, has_local_memory
 from tessera.compiler import compile
 from tessera.compiler.driver import lower
-from tessera.ir import nv_hopper_ops as H
+from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.kernels import gemm as G
 from tessera.layouts.smem_swizzle import smem_layout
 from tessera.runtime import CompileCache

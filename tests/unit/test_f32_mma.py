@@ -5,7 +5,7 @@ mma.sync fragments); lower-tile-to-nv stages A and B through the scratch region
 and runs nv.blocked_mma on the loop-carried accumulator. The shipped GEMM, traced
 with f32 tensors, must match the float64 oracle to f32 accuracy (1e-5 relative to
 the output's scale, where tf32 would be ~1e-3) on the nv emulator and on the
-emitted CUDA C++ run by g++ (tessera.codegen.emit_host). Controls: tf32-rounded
+emitted CUDA C++ run by g++ (tessera.runtime.host_emulator). Controls: tf32-rounded
 inputs and a lowering that drops the incoming accumulator must both fail the check.
 """
 
@@ -19,11 +19,11 @@ from test_tile_to_fragments import gemm_ir
 from xdsl.rewriter import InsertPoint, Rewriter
 
 import tessera
-from tessera.codegen.emit_cuda import emit_cuda
-from tessera.codegen.emit_host import run_on_host
-from tessera.ir import nv_ops as nv
+from tessera.target.nvidia.emit.cuda import emit_cuda
+from tessera.runtime.host_emulator import run_on_host
+from tessera.target.nvidia.ir import ops as nv
 from tessera.ir.dialect import make_context
-from tessera.ir.nv_interp import run_kernel
+from tessera.target.nvidia.emulate.nv_ir import run_kernel
 from tessera.ir.parse import parse_module
 from tessera.kernels import gemm as G
 from tessera.passes import parse_pipeline
@@ -215,7 +215,7 @@ def test_f64_ragged_blocked_mma_on_both_emulators():
         run_on_host(emit_cuda(module), [A, B, got], (1,))
         np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
     no_barrier = parse_module(F64_KERNEL.replace("  nv.barrier\n", ""), "mma64.mlir")
-    from tessera.ir.nv_interp import NvRuntimeError
+    from tessera.target.nvidia.emulate.nv_ir import NvRuntimeError
 
     with pytest.raises(NvRuntimeError, match="race"):
         run_kernel(no_barrier, [A, B, C0.copy()], (1,))

@@ -14,13 +14,13 @@ from __future__ import annotations
 import pytest
 from test_f32_mma import lower, traced_gemm
 
-from tessera.codegen import sass
-from tessera.codegen.emit_cuda import emit_cuda
+from tessera.target.nvidia.toolchain import sass
+from tessera.target.nvidia.emit.cuda import emit_cuda
 from tessera.ir import diagnostics as D
 
 
 def compiled(arch: str, **tiles):
-    from tessera.codegen.nvrtc import CodegenError, compile_cuda
+    from tessera.target.nvidia.toolchain.nvrtc import CodegenError, compile_cuda
 
     kernel = emit_cuda(lower(traced_gemm("f32", **tiles).module, arch))
     try:

@@ -42,7 +42,7 @@ from _dsl_model import (CMP, F64, FLOATS, NP, POISON, Bad, Grid, V, expand, m_bi
                         m_invert, m_math, m_neg_abs, m_reduce, m_transpose, m_where, rnd)
 from _time_limit import time_limit
 from tessera import tl
-from tessera.codegen.emit_cuda import emit_cuda
+from tessera.target.nvidia.emit.cuda import emit_cuda
 from tessera.compiler.driver import default_pipeline, lower
 from tessera.ir import diagnostics as D
 from tessera.reference import run

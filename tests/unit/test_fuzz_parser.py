@@ -48,7 +48,7 @@ from _time_limit import time_limit
 from tessera import cli
 from tessera.ir import diagnostics as D
 from tessera.ir import verify
-from tessera.passes.arch import ARCH_NAMES
+from tessera.target.arch import ARCH_NAMES
 from tessera.passes.pipeline import available_passes, named_pipelines
 
 SCALE = int(os.environ.get("TESSERA_FUZZ_SCALE") or 1)

@@ -1,7 +1,7 @@
 """The sm_90a kernels' emitted C++ on the g++ host emulator: TMA boxes, mbarrier phases, wgmma descriptors.
 
 The warp-specialised kernels cannot run without a Hopper GPU; the host
-emulator (tessera.codegen.emit_host) runs the very text NVRTC compiles, with
+emulator (tessera.runtime.host_emulator) runs the very text NVRTC compiles, with
 mbarriers as counters (phase parity as on the device), TMA as swizzled box
 copies and wgmma as per-thread sums over descriptor-addressed shared memory.
 So CI checks the ring, the barrier phases, ping-pong's turn order, the
@@ -18,8 +18,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tessera.codegen.emit_cuda import emit_cuda
-from tessera.codegen.emit_host import run_on_host
+from tessera.target.nvidia.emit.cuda import emit_cuda
+from tessera.runtime.host_emulator import run_on_host
 from tessera.compiler.driver import lower
 from tessera.dsl import tl
 from tessera.dsl.specs import ScalarSpec, tensor
@@ -187,7 +187,7 @@ def test_split_k_in_one_launch_is_deterministic_and_a_wrong_last_split_is_caught
     cfg = CONFIGS["coop-128x128-splitk3"]
     got, ref = _gemm(300, 264, 1000, "bf16", cfg, full=False)
     assert rel_error(got, ref) <= error_bound("bf16")
-    import tessera.codegen.emit_host as EH
+    import tessera.runtime.host_emulator as EH
     old = EH.PERSISTENT_CTAS
     try:
         EH.PERSISTENT_CTAS = 2
@@ -266,7 +266,7 @@ def test_stream_k_mutations_are_caught(name, edit):
 
 def test_stream_k_other_cta_counts_cut_differently_and_still_match():
     """The cut points follow the CTA count (2 and 5 here, besides 3 above); every count sums the same product."""
-    import tessera.codegen.emit_host as EH
+    import tessera.runtime.host_emulator as EH
     shape, cfg = STREAM["coop-128x64-whole-then-streamed"]
     old = EH.PERSISTENT_CTAS
     try:

@@ -15,10 +15,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import tessera.codegen.emit_host as EH
+import tessera.runtime.host_emulator as EH
 from _hopper_sweep import (RING_CONFIGS, RING_CTAS, RING_SHAPE, STAGES, STEPS, candidate_id, candidates, compile_options,
                            default_rule_outputs, k_for, operands, trace)
-from tessera.codegen.emit_cuda import emit_cuda
+from tessera.target.nvidia.emit.cuda import emit_cuda
 from tessera.compiler.driver import default_pipeline, lower
 from tessera.kernels import gemm as G
 from tessera.reference.oracles import error_bound, rel_error

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import tessera
-import tessera.codegen.emit_host as EH
+import tessera.runtime.host_emulator as EH
 from _device_arrays import FakeDeviceArray
 from _hopper_sweep import operands, specs
 from tessera.compiler import testing
@@ -68,7 +68,7 @@ def test_a_deadlock_of_a_compiled_kernel_on_the_emulator_is_a_coded_error_and_th
 
 
 def test_run_on_host_reports_the_same_deadlock():
-    from tessera.codegen.emit_cuda import emit_cuda
+    from tessera.target.nvidia.emit.cuda import emit_cuda
     from tessera.compiler.driver import default_pipeline, lower
 
     traced, opts = _gemm()

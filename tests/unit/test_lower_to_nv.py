@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from tessera.ir import diagnostics as D
-from tessera.ir import nv_ops as nv
+from tessera.target.nvidia.ir import ops as nv
 from tessera.ir.dialect import make_context
-from tessera.ir.nv_interp import run_kernel
+from tessera.target.nvidia.emulate.nv_ir import run_kernel
 from tessera.ir.parse import parse_module
 from tessera.passes import parse_pipeline
 
@@ -145,7 +145,7 @@ def test_barriers_one_per_pipelined_iteration():
 
 def test_emulator_catches_a_missing_barrier():
     """Controls for the race check: drop the barrier after the wait (or the wait) and the run fails."""
-    from tessera.ir.nv_interp import NvRuntimeError
+    from tessera.target.nvidia.emulate.nv_ir import NvRuntimeError
 
     args = lambda: [np.ones((40, 64), BF16), np.ones((64, 40), BF16), np.zeros((40, 40), np.float32), 64]
     for victim in (nv.BarrierOp, nv.CpAsyncWaitOp):
@@ -167,13 +167,13 @@ def test_wgmma_fragment_is_an_arch_error_on_sm80_and_unsupported_on_sm90a():
 def test_arch_gate_on_nv_ops():
     """An nv op whose MIN_ARCH the target lacks is NV_ARCH_UNSUPPORTED, naming the op and both arches."""
     module = lower("gemm_tile.mlir", "tessera-lower-to-nv{arch=sm_80 stages=1}")
-    from tessera.passes.arch import Arch
+    from tessera.target.arch import Arch
 
     with pytest.raises(D.TesseraError) as info:
         nv.check_target_arch(module, Arch(7, 5))
     assert info.value.code is D.NV_ARCH_UNSUPPORTED and "sm_80" in info.value.message
-    nv.check_target_arch(module, Arch(9, 0, True))  # newer arches satisfy sm_80
-    assert nv.arch_satisfies(Arch(9, 0, True), nv.need_arch("sm_90a"))
+    nv.check_target_arch(module, Arch(9, 0, "a"))  # newer arches satisfy sm_80
+    assert nv.arch_satisfies(Arch(9, 0, "a"), nv.need_arch("sm_90a"))
     assert not nv.arch_satisfies(Arch(9, 0), nv.need_arch("sm_90a"))
 
 

@@ -15,7 +15,7 @@ import pytest
 
 import tessera
 from tessera.ir.dialect import make_context
-from tessera.ir.nv_interp import run_kernel
+from tessera.target.nvidia.emulate.nv_ir import run_kernel
 from tessera.kernels import flash_attention as FA
 from tessera.kernels import gemm as G
 from tessera.kernels import linear_attention as LA

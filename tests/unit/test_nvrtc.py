@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cuda_samples import TEMPLATE, VECADD, WGMMA  # noqa: E402
 
-from tessera.codegen import CodegenError, compile_cuda, normalize_options, parse_arch, toolchain_versions  # noqa: E402
+from tessera.target.nvidia.toolchain import CodegenError, compile_cuda, normalize_options, parse_arch, toolchain_versions  # noqa: E402
 
 ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 
@@ -115,7 +115,7 @@ def test_missing_nvrtc_library_is_coded():
         "import cuda.pathfinder._dynamic_libs.load_nvidia_dynamic_lib as m\n"
         "def missing(name): raise pf.DynamicLibNotFoundError(f'no lib{name} here')\n"
         "pf.load_nvidia_dynamic_lib = m.load_nvidia_dynamic_lib = missing\n"
-        "from tessera.codegen import compile_cuda, CodegenError\n"
+        "from tessera.target.nvidia.toolchain import compile_cuda, CodegenError\n"
         "try:\n"
         "    compile_cuda('extern \"C\" __global__ void k() {}', 'sm_90')\n"
         "except CodegenError as e:\n"

@@ -86,7 +86,7 @@ def test_lookup_never_measures(tmp_path):
 def test_every_default_config_compiles_to_hgmma_without_local_memory(shape, reads_tiles):
     """The rule never picks a config that spills, with the heaviest epilogue it can get (C, bias, gelu, residual)."""
     import tessera
-    from tessera.codegen.sass import has_local_memory
+    from tessera.target.nvidia.toolchain.sass import has_local_memory
     from tessera.kernels import gemm as G
     from tessera.runtime.cache import CompileCache
 

@@ -6,15 +6,15 @@ import pytest
 
 from tessera.ir import diagnostics as D
 from tessera.ir.parse import parse_module
-from tessera.passes.arch import ARCH_NAMES, FEATURES, Arch, family_supported, parse_arch
-from tessera.passes.verify_target import TileVerifyTargetPass, check_fragment_families
+from tessera.target.arch import ARCH_NAMES, FEATURES, Arch, family_supported, parse_arch
+from tessera.target.nvidia.passes.verify_target import TileVerifyTargetPass, check_fragment_families
 
 
 def test_parse_arch_round_trips_and_orders():
     arches = [parse_arch(name) for name in ARCH_NAMES]
     assert [a.name for a in arches] == list(ARCH_NAMES)
     assert arches == sorted(arches)
-    assert parse_arch("sm_90a") == Arch(9, 0, True) and str(parse_arch("sm_86")) == "sm_86"
+    assert parse_arch("sm_90a") == Arch(9, 0, "a") and str(parse_arch("sm_86")) == "sm_86"
     assert parse_arch("sm_90") < parse_arch("sm_90a")
 
 
@@ -36,7 +36,7 @@ def test_supports(arch, feature, expected):
 
 def test_arch_specific_features_are_not_forward_compatible():
     # a hypothetical later arch has the portable features, but not sm_90a's wgmma
-    later = Arch(10, 0, True)
+    later = Arch(10, 0, "a")
     assert later.supports("tma") and later.supports("mma_sync") and not later.supports("wgmma")
 
 

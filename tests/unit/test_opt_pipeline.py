@@ -10,7 +10,7 @@ from xdsl.passes import ModulePass
 from tessera.ir import diagnostics as D
 from tessera.passes import pipeline as P
 from tessera.passes.options import option_infos
-from tessera.passes.verify_target import TileVerifyTargetPass
+from tessera.target.nvidia.passes.verify_target import TileVerifyTargetPass
 
 
 @dataclass(frozen=True)

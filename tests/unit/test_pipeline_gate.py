@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import tessera
-from tessera.codegen.emit_cuda import emit_cuda
+from tessera.target.nvidia.emit.cuda import emit_cuda
 from tessera.ir import diagnostics as D
 from tessera.ir.dialect import make_context
 from tessera.kernels import flash_attention as FA

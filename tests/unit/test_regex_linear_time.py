@@ -26,7 +26,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 from _lit_fixtures import fixtures
 from _time_limit import time_limit
 from tessera import cli
-from tessera.codegen import sass
+from tessera.target.nvidia.toolchain import sass
 from tessera.ir import diagnostics as D
 from tessera.ir.parse import LinearLexer, parse_module
 from tessera.passes import parse_pipeline

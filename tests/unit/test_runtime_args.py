@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tessera.codegen import compile_cuda
+from tessera.target.nvidia.toolchain import compile_cuda
 from tessera.runtime import RuntimeLaunchError, can_run, has_gpu, load, ptr, scalar, why_no_gpu
 from tessera.runtime.args import ArgBinder, Param
 

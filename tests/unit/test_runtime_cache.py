@@ -9,7 +9,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cuda_samples import TINY, VECADD  # noqa: E402
 
-from tessera.codegen import CompiledArtifact, toolchain_versions  # noqa: E402
+from tessera.target.nvidia.toolchain import CompiledArtifact, toolchain_versions  # noqa: E402
 from tessera.runtime import CompileCache, cache_key, default_cache_dir  # noqa: E402
 
 

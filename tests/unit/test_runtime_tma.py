@@ -18,8 +18,8 @@ import pytest
 
 import tessera
 from tessera import tl
-from tessera.codegen.emit_cuda import EmittedKernel, KernelParam
-from tessera.codegen.nvrtc import CompiledArtifact
+from tessera.target.nvidia.emit.cuda import EmittedKernel, KernelParam
+from tessera.target.nvidia.toolchain.nvrtc import CompiledArtifact
 from tessera.compiler import kernel as kernel_module
 from tessera.compiler import testing
 from tessera.compiler.kernel import CompiledKernel, launch_signature

@@ -8,7 +8,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cuda_samples import LOCAL_ARRAY, MMA, VECADD, WGMMA  # noqa: E402
 
-from tessera.codegen import (CodegenError, compile_cuda, count_instructions, disassemble,  # noqa: E402
+from tessera.target.nvidia.toolchain import (CodegenError, compile_cuda, count_instructions, disassemble,  # noqa: E402
                              has_local_memory, instructions, resource_usage)
 
 

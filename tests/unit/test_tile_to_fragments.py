@@ -29,8 +29,8 @@ from tessera.ir.tile_ops import LoadOp, MmaOp, StoreOp
 from tessera.ir.types import FragmentType, TileType
 from tessera.ir.verify import verify_module
 from tessera.passes import parse_pipeline
-from tessera.passes.fragment_plan import plan_mma
-from tessera.passes.tile_to_fragments import TileToFragments
+from tessera.target.nvidia.passes.fragment_plan import plan_mma
+from tessera.target.nvidia.passes.tile_to_fragments import TileToFragments
 
 
 def gemm_ir(bm=128, bn=128, bk=32, elem="bf16", init="zero", epilogue="store", b_transposed=False) -> str:

@@ -30,8 +30,8 @@ import hashlib
 import json
 from dataclasses import replace
 
-from tessera.codegen.emit_cuda import emit_cuda
-from tessera.codegen.nvrtc import parse_arch
+from tessera.target.nvidia.emit.cuda import emit_cuda
+from tessera.target.nvidia.toolchain.nvrtc import parse_arch
 from tessera.dsl.kernel import Kernel, TracedKernel
 from tessera.ir import diagnostics as D
 from tessera.ir.dialect import make_context
@@ -40,20 +40,27 @@ from tessera.runtime.cache import CompileCache, cache_key, default_cache
 
 from tessera.compiler import testing
 from tessera.compiler.kernel import CompiledKernel
+from tessera.compiler.launch_shape import LaunchShape
 
-DEFAULT_PIPELINE = "tessera-lower-to-nv{{arch={arch} stages={stages} schedule={schedule}}}"
 KEY_FORMAT = "tessera-compile-1"
 
 
-def default_pipeline(arch: str, stages: int = 1, schedule: str = "cooperative", cluster: int = 1,
-                     splitk: int = 1, multicast: str = "b", streamk: bool = False) -> str:
-    """The named pipeline with these options (cluster, splitk, multicast and streamk named only when not the
-    default: older keys stay valid)."""
-    text = DEFAULT_PIPELINE.format(arch=arch, stages=stages, schedule=schedule)
-    extra = "".join(f" {name}={v}" for name, v, default in (("cluster", cluster, 1), ("splitk", splitk, 1),
-                                                            ("multicast", multicast, "b"),
-                                                            ("streamk", int(streamk), 0)) if v != default)
-    return text[:-1] + extra + "}"
+def default_pipeline(arch: str, shape: LaunchShape | None = None, **knobs) -> str:
+    """The named pipeline for `arch` with a launch shape's knobs as options (`LaunchShape.pipeline`)."""
+    return _shape(shape, knobs).pipeline(arch)
+
+
+def _shape(shape: LaunchShape | None, knobs: dict) -> LaunchShape:
+    """`shape`, or one built from keyword knobs (COMPILE_LAUNCH_SHAPE_INVALID for both, or a bad knob)."""
+    if shape is None:
+        return LaunchShape.of(knobs)
+    if not isinstance(shape, LaunchShape):
+        raise D.TesseraError(D.COMPILE_LAUNCH_SHAPE_INVALID, f"shape must be a LaunchShape, got {type(shape).__name__}")
+    if knobs:
+        raise D.TesseraError(D.COMPILE_LAUNCH_SHAPE_INVALID, f"shape= and knobs {', '.join(sorted(knobs))} given "
+                                                             "together", hint="put every knob in the LaunchShape")
+    return shape
+
 
 _memo: dict[tuple, CompiledKernel] = {}
 
@@ -95,24 +102,16 @@ def lower(traced: TracedKernel, pipeline: str, arch: str):
     return module, canonical
 
 
-def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str = "cooperative", cluster: int = 1,
-            splitk: int = 1, multicast: str = "b", streamk: bool = False, pipeline: str | None = None, options=None,
-            cache: CompileCache | None = None) -> CompiledKernel:
+def compile(traced, arch: str | None = None, *, shape: LaunchShape | None = None, pipeline: str | None = None,
+            options=None, cache: CompileCache | None = None, **knobs) -> CompiledKernel:
     """Compile a TracedKernel to a CompiledKernel for `arch` (default: the device's, e.g. sm_90).
 
-    stages: software-pipelining depth of the K-loop copies (pipeline-smem; on sm_90a the TMA ring).
-    schedule: sm_90a wgmma kernels: "cooperative" or "pingpong" (warp-specialize); ignored elsewhere.
-    cluster: sm_90a wgmma kernels: CTAs per thread-block cluster (1 or 2; with 2 the pair shares B through
-        TMA multicast); ignored elsewhere.
-    splitk: sm_90a wgmma kernels: K splits per tile (1 to 16), summed in one launch through a scratch buffer
-        the runtime owns; ignored elsewhere.
-    multicast: with cluster=2, the operand the CTA pair shares: "b" (pairs of tile rows) or "a" (pairs of tile
-        columns, for few tile rows); ignored elsewhere.
-    streamk: sm_90a wgmma kernels: share the K steps of the tiles that do not fill a whole wave equally among
-        the CTAs (one per SM), so no SM idles in a partial last wave; not with splitk > 1. Ignored elsewhere.
-    pipeline: replaces the default `tessera-lower-to-nv{arch=ARCH stages=N}`
-        (for experiments; it must lower every tile op, for the same arch).
-    options: NVRTC options (see tessera.codegen.nvrtc.OPTION_TYPES).
+    shape: the launch shape (`tessera.compiler.launch_shape.LaunchShape`: stages, schedule, cluster, splitk,
+        multicast, streamk), or give its knobs as keywords (`stages=4, schedule="pingpong"`); the default is
+        LaunchShape() (stages=1). Only `stages` matters off sm_90a.
+    pipeline: replaces the default `tessera-lower-to-nv{arch=ARCH stages=N ...}`
+        (for experiments; it must lower every tile op, for the same arch; not with a shape or knobs).
+    options: NVRTC options (see tessera.target.nvidia.toolchain.nvrtc.OPTION_TYPES).
     cache: a CompileCache (default: the process-wide one, memory + disk).
     Errors are coded: COMPILE_* here, OPT_* for a bad pipeline, TILE_*/NV_*
     from the passes (e.g. TILE_FRAGMENT_UNSUPPORTED for an mma with no
@@ -126,8 +125,11 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str =
     if arch is None:
         arch = device_arch()
     parse_arch(arch)  # CODEGEN_ARCH_UNSUPPORTED for a malformed string, before any pass runs
-    module, canonical = lower(traced, pipeline or default_pipeline(arch, stages, schedule, cluster, splitk, multicast,
-                                                                             streamk), arch)
+    if pipeline is not None and (shape is not None or knobs):
+        raise D.TesseraError(D.COMPILE_LAUNCH_SHAPE_INVALID, "pipeline= and a launch shape given together: the "
+                                                             "pipeline text already sets every option",
+                             hint="put the knobs in the pipeline's options, or drop pipeline=")
+    module, canonical = lower(traced, pipeline or _shape(shape, knobs).pipeline(arch), arch)
     emitted = emit_cuda(module, traced.name)
     if injected is not None and injected.source is not None:
         emitted = replace(emitted, source=injected.source(emitted.source))
@@ -142,24 +144,22 @@ def compile(traced, arch: str | None = None, *, stages: int = 1, schedule: str =
                           tuple(func.function_type.inputs))
 
 
-def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None = None, stages: int = 1,
-                   schedule: str = "cooperative", cluster: int = 1, splitk: int = 1, multicast: str = "b",
-                   streamk: bool = False, options=None,
-                   cache: CompileCache | None = None) -> CompiledKernel:
-    """`compile(kernel.trace(*specs, **meta), ...)`, memoised in-process on (kernel, specs, meta, arch, ...).
+def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None = None,
+                   shape: LaunchShape | None = None, options=None, cache: CompileCache | None = None,
+                   **knobs) -> CompiledKernel:
+    """`compile(kernel.trace(*specs, **meta), ...)`, memoised in-process on (kernel, specs, meta, arch, shape, ...).
 
     A hit costs one dictionary lookup: no tracing, lowering or hashing.
     Bypassed while a `testing` hook is active.
     """
     arch = arch or device_arch()
+    shape = _shape(shape, knobs)
     opts = tuple(sorted(options.items())) if isinstance(options, dict) else options
-    key = (kernel, specs, tuple(sorted(meta.items())), arch, stages, schedule, cluster, splitk, multicast, streamk,
-           opts)
+    key = (kernel, specs, tuple(sorted(meta.items())), arch, shape, opts)
     hooked = testing.active()
     hit = None if hooked else _memo.get(key)
     if hit is None:
-        hit = compile(kernel.trace(*specs, **meta), arch, stages=stages, schedule=schedule, cluster=cluster,
-                      splitk=splitk, multicast=multicast, streamk=streamk, options=options, cache=cache)
+        hit = compile(kernel.trace(*specs, **meta), arch, shape=shape, options=options, cache=cache)
         if not hooked:
             _memo[key] = hit
     return hit

@@ -1,7 +1,7 @@
 """`CompiledKernel`: one compiled specialisation, its launch signature, and launches through the runtime.
 
 The launch signature is derived from the func.func signature by the
-emitter's ABI (`tessera.codegen.emit_cuda`): each memref argument becomes a
+emitter's ABI (`tessera.target.nvidia.emit.cuda`): each memref argument becomes a
 pointer parameter followed by one `long long` size and one `long long`
 stride (in elements) per dim; index scalars are `long long`, i32 `int`, f32
 `float`. Block = (nv.num_threads, 1, 1), dynamic shared memory =
@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from tessera.codegen.emit_cuda import EmittedKernel
-from tessera.codegen.nvrtc import CompiledArtifact
+from tessera.target.nvidia.emit.cuda import EmittedKernel
+from tessera.target.nvidia.toolchain.nvrtc import CompiledArtifact
 from tessera.dsl.kernel import TracedKernel
 from tessera.ir import argcheck
 from tessera.ir import diagnostics as D
@@ -136,7 +136,7 @@ class CompiledKernel:
 
     def sass(self, tool: str = "cuobjdump") -> str:
         """The cubin's SASS text (cuobjdump -sass, or nvdisasm -c)."""
-        from tessera.codegen.sass import disassemble
+        from tessera.target.nvidia.toolchain.sass import disassemble
         return disassemble(self.artifact.cubin, tool)
 
     def with_artifact(self, artifact: CompiledArtifact) -> "CompiledKernel":

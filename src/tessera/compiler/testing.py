@@ -9,7 +9,7 @@ of the block nor a good one hides the fault inside it. Each fault must end
 in a coded error (DESIGN lesson 5): the tests check that.
 
 `emulate_on_host()` makes `CompiledKernel` load kernels into the g++ host
-emulator (`tessera.codegen.emit_host`) instead of the CUDA driver, and
+emulator (`tessera.runtime.host_emulator`) instead of the CUDA driver, and
 makes the GPU look present to `tessera.ops`. The whole cuda lane then runs
 on a CPU-only machine: argument checks, the derived launch signature, the
 parameter values (pointers, sizes, strides, scalars), grid, block and
@@ -82,7 +82,7 @@ def inject_faults(*, source: Callable[[str], str] | None = None, artifact: Calla
 def emulate_on_host(arch: str = "sm_90"):
     """Run CompiledKernel launches (and so the ops' cuda lane) on the g++ host emulator inside the block."""
     global _backend
-    from tessera.codegen.emit_host import host_tensor_map
+    from tessera.runtime.host_emulator import host_tensor_map
     from tessera.runtime import tma
     with _lock:
         previous, _backend = _backend, HostBackend(arch)
@@ -100,12 +100,12 @@ class HostBackend:
     def __init__(self, arch: str):
         self.arch = arch
         self.launches = 0
-        from tessera.codegen.emit_host import PERSISTENT_CTAS
+        from tessera.runtime.host_emulator import PERSISTENT_CTAS
         self.sm_count = PERSISTENT_CTAS  # a persistent kernel runs this many CTAs here
 
     def load(self, kernel) -> "HostKernel":
         """Refuse what `tessera.runtime.load` refuses before the driver sees it: a bad hash, a foreign arch."""
-        from tessera.codegen.nvrtc import parse_arch
+        from tessera.target.nvidia.toolchain.nvrtc import parse_arch
         from tessera.runtime.device import can_run
         art = kernel.artifact
         if not art.verify():
@@ -126,7 +126,7 @@ class HostKernel:
     """A LoadedKernel look-alike: same launch arguments, checked by the runtime's binder, run by g++ code."""
 
     def __init__(self, backend: HostBackend, kernel):
-        from tessera.codegen.emit_host import _library, host_source
+        from tessera.runtime.host_emulator import _library, host_source
         self.backend, self.kernel = backend, kernel
         self.binder = ArgBinder(kernel.signature, kernel.name)
         self.lib = _library(host_source(kernel.emitted))
@@ -143,7 +143,7 @@ class HostKernel:
         if not 1 <= len(dims) <= 3 or not all(type(d) is int and d >= 1 for d in dims):
             raise self._fail(f"grid must be a positive int or 1 to 3 positive ints, got {grid!r}")
         bound = self.binder.bind(args)  # the runtime's own checks: kinds, ranges, dtypes, extents
-        from tessera.codegen.emit_host import launch_library, tensor_map_arg
+        from tessera.runtime.host_emulator import launch_library, tensor_map_arg
         values = list(bound.values)
         for index, array, _ in bound.host:  # numpy arrays run in place (a contiguous copy when they are views)
             values[index] = array.ctypes.data
@@ -151,7 +151,7 @@ class HostKernel:
             slot.fill(values, self.kernel.name)
         keep, pointers = [], []
         for p, v in zip(self.binder.params, values):
-            if p.kind == "tmap":  # tessera.codegen.emit_host.host_tensor_map's 128 bytes, read in place
+            if p.kind == "tmap":  # tessera.runtime.host_emulator.host_tensor_map's 128 bytes, read in place
                 buf, at = tensor_map_arg(bytes(v))
                 keep.append(buf)
                 pointers.append(at)

@@ -214,7 +214,7 @@ DSL_META_INVALID = _code("DSL_META_INVALID", "a meta-parameter has a value the k
                          "read the kernel's docstring for the accepted meta-parameter values")
 
 
-# --- codegen toolchain (tessera.codegen: NVRTC, SASS) -----------------------------
+# --- codegen toolchain (tessera.target.nvidia.toolchain: NVRTC, SASS) -----------------------------
 CODEGEN_TOOLCHAIN_MISSING = _code("CODEGEN_TOOLCHAIN_MISSING", "a CUDA toolchain component (NVRTC, cuobjdump/nvdisasm) "
                                   "could not be found or loaded",
                                   "pip install the pinned nvidia-cuda-nvrtc, nvidia-cuda-cuobjdump, "
@@ -222,7 +222,7 @@ CODEGEN_TOOLCHAIN_MISSING = _code("CODEGEN_TOOLCHAIN_MISSING", "a CUDA toolchain
 CODEGEN_ARCH_UNSUPPORTED = _code("CODEGEN_ARCH_UNSUPPORTED", "the target arch is malformed or this NVRTC cannot build it",
                                  "write sm_<major><minor>[a], e.g. sm_80, sm_86, sm_89, sm_90 or sm_90a")
 CODEGEN_OPTION_INVALID = _code("CODEGEN_OPTION_INVALID", "a compile option is unknown or has a value of the wrong type",
-                               "use the option names of tessera.codegen.nvrtc.OPTION_TYPES with bool, int or str values")
+                               "use the option names of tessera.target.nvidia.toolchain.nvrtc.OPTION_TYPES with bool, int or str values")
 CODEGEN_COMPILE_FAILED = _code("CODEGEN_COMPILE_FAILED", "NVRTC (or ptxas inside it) rejected the CUDA C++ source",
                                "read the compiler log in the message; an instruction the arch lacks (wgmma on sm_90) "
                                "belongs in a lowering-time arch check")
@@ -251,7 +251,7 @@ RUNTIME_TMA_INVALID = _code("RUNTIME_TMA_INVALID", "an array cannot be described
                             "and a row pitch that is a multiple of 16 bytes (pad the row length if needed)")
 
 
-# --- nv target (lower-tile-to-nv, tessera.ir.nv_ops) and CUDA emission ------------
+# --- nv target (lower-tile-to-nv, tessera.target.nvidia.ir.ops) and CUDA emission ------------
 NV_ARCH_UNSUPPORTED = _code("NV_ARCH_UNSUPPORTED", "an instruction or fragment family needs an arch the target is not",
                             "mma.sync and cp.async need sm_80 or newer, wgmma needs sm_90a exactly: pick a family "
                             "the arch has (tile-to-fragments with the same arch does) or another arch")
@@ -287,6 +287,11 @@ COMPILE_PIPELINE_INCOMPLETE = _code("COMPILE_PIPELINE_INCOMPLETE", "a tile.* op 
                                     "would reach CUDA emission",
                                     "compile with the named pipeline tessera-lower-to-nv{arch=...}; a custom pipeline "
                                     "must run tile-to-fragments and lower-tile-to-nv")
+COMPILE_LAUNCH_SHAPE_INVALID = _code("COMPILE_LAUNCH_SHAPE_INVALID", "a launch-shape knob has a bad value, or two "
+                                     "knobs do not go together",
+                                     "see tessera.compiler.launch_shape: stages 1-8, schedule cooperative|pingpong, "
+                                     "cluster 1|2, splitk 1-16, multicast b|a (with cluster 2), streamk (not with "
+                                     "splitk > 1)")
 COMPILE_ARCH_MISMATCH = _code("COMPILE_ARCH_MISMATCH", "the pipeline lowered the kernel for another arch than the "
                               "cubin is built for",
                               "give the same arch to the pipeline and to tessera.compile (the default pipeline does)")

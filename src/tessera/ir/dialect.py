@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, math, memref, scf
 from xdsl.ir import Dialect
@@ -16,14 +18,18 @@ _EXTRA_DIALECTS: list[Dialect] = []
 
 
 def register_dialect(dialect: Dialect) -> None:
-    """Later levels (e.g. the nv target dialect) add themselves here."""
+    """Targets (e.g. `tessera.target.nvidia`'s nv dialect) add their dialects here when they are loaded."""
     if dialect not in _EXTRA_DIALECTS:
         _EXTRA_DIALECTS.append(dialect)
 
 
 def make_context() -> Context:
-    import tessera.ir.nv_ops  # noqa: F401 - registers the nv target dialect, so nv IR parses everywhere
+    """A context with the upstream dialects, the tile dialect and every target's (so target IR parses anywhere).
 
+    Targets are discovered by name (`tessera.target.load_all`), never imported here: the tile dialect knows no
+    target.
+    """
+    importlib.import_module("tessera.target").load_all()
     ctx = Context()
     for d in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef, math.Math, Tile, *_EXTRA_DIALECTS):
         ctx.load_dialect(d)

@@ -218,11 +218,8 @@ def _build(lane, device, in_dt, out_dt, reads_c, Bias, R, ta, tb, act, cfg) -> P
     meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
     config = {**cfg.meta(), "stages": cfg.stages, "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
     if isinstance(cfg, H.HopperConfig):  # sm_90a: warp-specialised wgmma + TMA (see tessera.ops._hopper)
-        config.update(schedule=cfg.schedule, cluster=cfg.cluster, splitk=cfg.splitk, multicast=cfg.multicast,
-                      streamk=cfg.streamk, config_source=cfg.source)
-        compiled = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg.stages, schedule=cfg.schedule,
-                                  cluster=cfg.cluster, splitk=cfg.splitk, multicast=cfg.multicast,
-                                  streamk=cfg.streamk)
+        config.update({**cfg.shape.as_dict(), "config_source": cfg.source})
+        compiled = compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=cfg.shape)
         return Plan("gemm", lane, compiled.traced, compiled, config)
     if lane == "cuda":
         compiled = compile_cached(G.gemm, specs, meta, arch=device_arch(device), stages=cfg.stages)

@@ -26,6 +26,7 @@ import os
 import statistics
 from dataclasses import dataclass
 
+from tessera.compiler.launch_shape import LaunchShape
 from tessera.ops import autotune
 
 OP = "gemm_sm90a"
@@ -78,6 +79,11 @@ class HopperConfig:
 
     def meta(self) -> dict:
         return {"BM": self.BM, "BN": self.BN, "BK": self.BK}
+
+    @property
+    def shape(self) -> LaunchShape:
+        """The launch shape these knobs make (validated: a bad pin fails here, coded)."""
+        return LaunchShape(self.stages, self.schedule, self.cluster, self.splitk, self.multicast, self.streamk)
 
     def as_dict(self) -> dict:
         out = {"BM": self.BM, "BN": self.BN, "BK": self.BK, "stages": self.stages, "schedule": self.schedule,
@@ -139,7 +145,7 @@ def _wave_cost(M: int, N: int, bm: int, bn: int) -> int:
 def tune_key(M: int, N: int, K: int, dtype: str) -> dict:
     """The autotune key: shape buckets and how 256-aligned M and N are (tile fit), dtype, arch and the toolchain
     (a new NVRTC re-tunes)."""
-    from tessera.codegen.nvrtc import toolchain_versions
+    from tessera.target.nvidia.toolchain.nvrtc import toolchain_versions
 
     return {"M": autotune.shape_bucket(M), "N": autotune.shape_bucket(N), "K": autotune.shape_bucket(K),
             "M_align": autotune.alignment(M), "N_align": autotune.alignment(N), "dtype": dtype, "arch": "sm_90a",
@@ -188,9 +194,7 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, progress: bool | N
 
     def measure(cfg: dict) -> float:
         meta = {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"], "TRANS_B": True, "ACTIVATION": "none"}
-        ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", stages=cfg["stages"], schedule=cfg["schedule"],
-                            cluster=cfg.get("cluster", 1), splitk=cfg.get("splitk", 1),
-                            multicast=cfg.get("multicast", "b"), streamk=cfg.get("streamk", False))
+        ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=LaunchShape.from_config(cfg))
         grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
         stream = torch.cuda.current_stream()
         for i in range(2):  # the first warm-up waits, bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT

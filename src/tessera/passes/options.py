@@ -23,7 +23,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-from tessera.passes.arch import ARCH_NAMES, parse_arch
+from tessera.target.arch import ARCH_NAMES, parse_arch
 
 _SCALARS = {int: "int", float: "float", bool: "bool", str: "string"}
 

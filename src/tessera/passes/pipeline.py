@@ -79,15 +79,17 @@ def register_pipeline(name: str, text: str, summary: str) -> None:
 
 
 def available_passes() -> dict[str, PassInfo]:
-    """Every registered pass by name, after importing every module of `tessera.passes`."""
+    """Every registered pass by name, after importing every module of `tessera.passes` and of each target's
+    `passes` package (found by name through `tessera.target.pass_modules`, never imported statically)."""
     global _discovered
     if not _discovered:
         _discovered = True
         import tessera.passes as package
 
-        for mod in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-            if not mod.name.startswith("_"):
-                importlib.import_module(f"{package.__name__}.{mod.name}")
+        modules = [f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__)
+                   if not m.name.startswith("_")]
+        for name in sorted(modules) + importlib.import_module("tessera.target").pass_modules():
+            importlib.import_module(name)
     return dict(_PASSES)
 
 

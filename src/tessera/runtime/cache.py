@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from tessera.codegen.nvrtc import (DEFAULT_PROGRAM_NAME, CompiledArtifact, compile_cuda, normalize_options,
+from tessera.target.nvidia.toolchain.nvrtc import (DEFAULT_PROGRAM_NAME, CompiledArtifact, compile_cuda, normalize_options,
                                    toolchain_versions)
 
 FORMAT = "tessera-cubin-cache-1"

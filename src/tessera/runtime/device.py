@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tessera.codegen.nvrtc import parse_arch
+from tessera.target.nvidia.toolchain.nvrtc import parse_arch
 from tessera.ir.diagnostics import RUNTIME_NO_DEVICE
 from tessera.runtime.errors import RuntimeLaunchError, driver_error_name
 

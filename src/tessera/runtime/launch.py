@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass
 
 from tessera.runtime.cubin_check import cubin_problem
-from tessera.codegen.nvrtc import CompiledArtifact
+from tessera.target.nvidia.toolchain.nvrtc import CompiledArtifact
 from tessera.ir.diagnostics import (RUNTIME_ARG_INVALID, RUNTIME_LAUNCH_FAILED, RUNTIME_LAUNCH_TIMEOUT,
                                    RUNTIME_LOAD_FAILED)
 from tessera.runtime.args import ArgBinder

@@ -1,0 +1,90 @@
+"""The launch shape of a kernel: the pipeline knobs that decide how the compiled kernel is laid out and launched.
+
+One frozen record carries them from the caller (`tessera.compile(..., stages=4)` or `shape=LaunchShape(...)`),
+the ops and the autotuner's configs to the named pipeline's pass options (`pipeline`), and through the
+canonical pipeline text into the compile cache key. It is validated once, on construction, with coded errors
+for a bad value or a bad combination, so no pass sees an impossible mix. Adding a knob touches this record and
+the pass that reads it (and the named pipeline that forwards it), nothing else.
+
+Knobs (see warp-specialize for what each does on sm_90a; elsewhere only `stages` matters):
+    stages      ring / software-pipelining depth, 1 to 8
+    schedule    "cooperative" or "pingpong" consumer warpgroups
+    cluster     CTAs per thread-block cluster, 1 or 2
+    splitk      K splits per tile, 1 to 16
+    multicast   with cluster=2, the operand the CTA pair shares: "b" or "a"
+    streamk     share the partial last wave's K steps among all CTAs (not with splitk > 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from tessera.ir import diagnostics as D
+from tessera.target.nvidia.passes.warp_specialize import CLUSTERS, MAX_SPLITK, MAX_STAGES, MULTICASTS, SCHEDULES
+
+DEFAULT_PIPELINE = "tessera-lower-to-nv{{arch={arch} stages={stages} schedule={schedule}}}"
+
+
+def _fail(message: str, hint: str = "see tessera.compiler.launch_shape for each knob's values") -> D.TesseraError:
+    return D.TesseraError(D.COMPILE_LAUNCH_SHAPE_INVALID, message, hint=hint)
+
+
+def _int_in(name: str, v, lo: int, hi: int) -> None:
+    if type(v) is not int or not lo <= v <= hi:
+        raise _fail(f"{name}={v!r} must be an integer from {lo} to {hi}")
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    stages: int = 1
+    schedule: str = "cooperative"
+    cluster: int = 1
+    splitk: int = 1
+    multicast: str = "b"
+    streamk: bool = False
+
+    def __post_init__(self) -> None:
+        _int_in("stages", self.stages, 1, MAX_STAGES)
+        _int_in("splitk", self.splitk, 1, MAX_SPLITK)
+        if self.schedule not in SCHEDULES:
+            raise _fail(f"schedule={self.schedule!r} is not one of {', '.join(SCHEDULES)}")
+        if type(self.cluster) is not int or self.cluster not in CLUSTERS:
+            raise _fail(f"cluster={self.cluster!r} is not one of {', '.join(map(str, CLUSTERS))} (CTAs per cluster)")
+        if self.multicast not in MULTICASTS:
+            raise _fail(f"multicast={self.multicast!r} is not one of {', '.join(MULTICASTS)} (the operand a 2-CTA "
+                        "cluster shares)")
+        if self.multicast != "b" and self.cluster == 1:
+            raise _fail(f"multicast={self.multicast!r} with cluster=1: only the CTAs of a 2-CTA cluster share an "
+                        "operand", hint="give cluster=2, or leave multicast at 'b'")
+        if not isinstance(self.streamk, bool):
+            raise _fail(f"streamk={self.streamk!r} must be True or False")
+        if self.streamk and self.splitk > 1:
+            raise _fail(f"streamk with splitk={self.splitk}: stream-K already shares a tile's K steps among CTAs",
+                        hint="use one of streamk=True and splitk > 1")
+
+    @classmethod
+    def of(cls, knobs: dict) -> "LaunchShape":
+        """From keyword arguments or a config dict; keys that are not knobs (BM, BN, BK, ...) are ignored only
+        when `knobs` comes from a config (use `from_config`); here an unknown key is an error."""
+        unknown = sorted(set(knobs) - {f.name for f in fields(cls)})
+        if unknown:
+            raise _fail(f"unknown launch-shape knob(s) {', '.join(unknown)}; the knobs are "
+                        f"{', '.join(f.name for f in fields(cls))}")
+        return cls(**knobs)
+
+    @classmethod
+    def from_config(cls, config: dict) -> "LaunchShape":
+        """The knobs of an autotune or pin config (its tile sizes and other keys are the kernel's meta)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in config.items() if k in names})
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def pipeline(self, arch: str) -> str:
+        """The named pipeline with these knobs as options (those at their default left out after stages and
+        schedule, so cache keys written before a knob existed stay valid)."""
+        text = DEFAULT_PIPELINE.format(arch=arch, stages=self.stages, schedule=self.schedule)
+        extra = "".join(f" {f.name}={int(v) if isinstance(v, bool) else v}" for f in fields(self)
+                        if f.name not in ("stages", "schedule") and (v := getattr(self, f.name)) != f.default)
+        return text[:-1] + extra + "}"

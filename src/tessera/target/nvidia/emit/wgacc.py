@@ -1,0 +1,207 @@
+"""CUDA for the wgmma accumulator's epilogue windows: loads and stores of 64 x n tiles in wgmma's D layout.
+
+A consumer warpgroup's accumulator slot i of thread t is element
+(16 w + l/4 + 8 ((i/2) % 2), 8 (i/4) + 2 (l % 4) + i % 2) of its 64 x n tile
+(tessera.target.nvidia.ir.hopper_ops). Three ways out, all slot-wise (fused into the
+epilogue's one loop over slots, so one slot is live at a time):
+
+* `nv.wgacc_load` / `nv.wgacc_store` with bounds checks per element, and an
+  unchecked twin for interior tiles (`interior_condition`): per-thread base
+  pointers plus constant offsets, one 4- or 8-byte access per column pair;
+* `nv.wgacc_store_tma`: the run's slot loop is cut into one loop per 128-byte
+  box; each box is staged in swizzled shared memory between a warpgroup
+  barrier and a proxy fence, and one thread stores it with TMA (`box_begin`,
+  `slot_wgacc_store_tma`, `box_end`).
+"""
+
+from __future__ import annotations
+
+from tessera.target.nvidia.emit import c_types as C
+from tessera.ir import diagnostics as D
+from tessera.target.nvidia.ir import hopper_ops as H
+from tessera.target.nvidia.passes.lower_to_nv import elem_bytes
+
+
+def _acc_coords(e, op, i: str, broadcast: bool = False) -> tuple[str, str]:
+    """(row, col) of slot `i` of this thread in the 64 x n accumulator tile at (row, col): wgmma's D layout."""
+    row = e[op.row] if broadcast else f"{e[op.row]} + 16 * ((tid & 127) >> 5) + ((tid & 31) >> 2) + 8 * (({i}) >> 1 & 1)"
+    return row, f"{e[op.col]} + 2 * (tid & 3) + 8 * (({i}) >> 2) + (({i}) & 1)"
+
+
+WINDOWS = ("nv.wgacc_load", "nv.wgacc_store")  # bounds-checked accesses (a TMA store clips by itself)
+
+
+def _window_memref(e, op):
+    return e.memref(op.dest if op.name == "nv.wgacc_store" else op.source, op)
+
+
+def _window_elem(op):
+    return (op.value if op.name == "nv.wgacc_store" else op.result).type.element_type
+
+
+def _broadcast(op) -> bool:
+    """A [1, n] row load that every row of the window reads (a bias): its rows are one memref row."""
+    return op.name == "nv.wgacc_load" and bool(op.broadcast_rows.value.data)
+
+
+def interior_condition(e, ops) -> str | None:
+    """C condition under which every accumulator window of a run lies inside its memref, pair-aligned.
+
+    Under it the run's loads and stores need no per-element bounds checks and
+    each column pair is one 4- or 8-byte access from a per-thread base pointer;
+    a persistent GEMM's tiles are nearly all interior, so the epilogue runs
+    this path and the edge tiles take the checked one. None when the run has no
+    window, or one whose element size has no paired access.
+    """
+    windows = [op for op in ops if op.name in WINDOWS]
+    if not windows or any(elem_bytes(_window_elem(op)) not in (2, 4) for op in windows):
+        return None
+    conds = []
+    for op in windows:
+        mr, n = _window_memref(e, op), op.n.value.data
+        row, col = e[op.row], e[op.col]
+        rows = f"{row} < {mr.sizes[0]}" if _broadcast(op) else f"{row} + 64 <= {mr.sizes[0]}"
+        align = 2 * elem_bytes(_window_elem(op)) - 1
+        conds.append(f"{row} >= 0 && {rows} && ({col} & 1) == 0 && {col} + {n} <= {mr.sizes[1]} && "
+                     f"{mr.strides[1]} == 1 && ({mr.strides[0]} & 1) == 0 && "
+                     f"(reinterpret_cast<unsigned long long>({mr.ptr}) & {align}) == 0")
+    return " && ".join(dict.fromkeys(f"({c})" for c in conds))
+
+
+def declare_window_bases(e, ops) -> None:
+    """Per-thread base pointers of the run's windows (inside `interior_condition`): slot i adds constants."""
+    for op in ops:
+        if op.name not in WINDOWS:
+            continue
+        mr, elem = _window_memref(e, op), _window_elem(op)
+        bcast = _broadcast(op)
+        row = e[op.row] if bcast else f"{e[op.row]} + 16 * ((tid & 127) >> 5) + ((tid & 31) >> 2)"
+        base, step = e.fresh("wbase"), e.fresh("wrow8")
+        const = "const " if op.name == "nv.wgacc_load" else ""
+        e.line(f"{const}{C.mem_type(elem)}* const {base} = {mr.ptr} + (long long)({row}) * {mr.strides[0]} + "
+               f"{e[op.col]} + 2 * (tid & 3);")
+        e.line(f"const long long {step} = {'0' if bcast else f'8 * {mr.strides[0]}'};")
+        e.fast_windows[op] = (base, step)
+
+
+def _fast_at(e, op, i: str) -> str:
+    """The address of slot pair (i, i+1) (i even) on the interior path: base + constant offsets."""
+    base, step = e.fast_windows[op]
+    return f"({base} + ((({i}) >> 1 & 1) ? {step} : 0) + 8 * (({i}) >> 2))"
+
+
+def slot_wgacc_load(e, op: H.WgaccLoadOp) -> None:
+    """Slot i_ of a 64 x n window (fused with the epilogue's other slot-wise ops: one slot live at a time)."""
+    elem = op.result.type.element_type
+    if op in e.fast_windows:
+        e.line(C.write_bits(elem, e[op.result], "i_", f"{_fast_at(e, op, 'i_ & ~1')}[i_ & 1]"))
+        return
+    mr = e.memref(op.source, op)
+    bcast = _broadcast(op)
+    row, col = _acc_coords(e, op, "i_", bcast)
+    pad = f"({C.mem_type(elem)}){C.bits_literal(elem, op.pad.value.data)}"
+    with e.block("if (((i_ >> 1) & 1) == 0) " if bcast else ""):
+        e.line(f"const int gr_ = {row}, gc_ = {col};")
+        ok = f"gr_ >= 0 && gr_ < {mr.sizes[0]} && gc_ < {mr.sizes[1]}"
+        e.line(C.write_bits(elem, e[op.result], "i_",
+                            f"({ok}) ? {mr.ptr}[gr_ * {mr.strides[0]} + gc_ * {mr.strides[1]}] : {pad}"))
+    if bcast:  # slots i and i - 2 are rows r and r + 8 of one column: a broadcast row reads it once
+        e.line("else " + C.write_bits(elem, e[op.result], "i_", C.read_bits(elem, e[op.result], "i_ - 2")))
+
+
+def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
+    """At odd slots, slots (i_-1, i_): columns c, c+1 of one row, one 4- or 8-byte store when aligned."""
+    mr = e.memref(op.dest, op)
+    elem = op.value.type.element_type
+    v, mem = e[op.value], C.mem_type(elem)
+    lo, hi = C.read_bits(elem, v, "i_ - 1"), C.read_bits(elem, v, "i_")
+    if op in e.fast_windows:
+        at = _fast_at(e, op, "i_ - 1")
+        if C.is_half(elem):
+            e.line(f"if (i_ & 1) *reinterpret_cast<tsr_u32*>({at}) = {v}[i_ >> 1];")
+        else:
+            e.line(f"if (i_ & 1) *reinterpret_cast<float2*>({at}) = make_float2({lo}, {hi});")
+        return
+    row, col = _acc_coords(e, op, "i_ - 1")
+    with e.block("if (i_ & 1) "):
+        e.line(f"const int gr_ = {row}, gc_ = {col};")
+        at = f"{mr.ptr}[gr_ * {mr.strides[0]} + gc_ * {mr.strides[1]}]"
+        at1 = f"{mr.ptr}[gr_ * {mr.strides[0]} + (gc_ + 1) * {mr.strides[1]}]"
+        pair = (f"{mr.strides[1]} == 1 && ({mr.strides[0]} & 1) == 0 && gc_ + 1 < {mr.sizes[1]} && "
+                f"(reinterpret_cast<unsigned long long>({mr.ptr}) & {2 * elem_bytes(elem) - 1}) == 0")
+        e.line(f"if (gr_ < {mr.sizes[0]}) {{")
+        if C.is_half(elem):
+            e.line(f"  if ({pair}) *reinterpret_cast<tsr_u32*>(&{at}) = {v}[i_ >> 1];")
+        elif elem_bytes(elem) == 4:
+            e.line(f"  if ({pair}) *reinterpret_cast<float2*>(&{at}) = make_float2({lo}, {hi});")
+        else:
+            e.line("  if (false) {}")
+        e.line(f"  else {{ if (gc_ < {mr.sizes[1]}) {at} = ({mem}){lo}; if (gc_ + 1 < {mr.sizes[1]}) {at1} = ({mem}){hi}; }}")
+        e.line("}")
+
+
+def staged_store(ops):
+    """The run's nv.wgacc_store_tma (its slot loop then runs box by box), or None."""
+    return next((op for op in ops if op.name == "nv.wgacc_store_tma"), None)
+
+
+def declare_staging(e, op: H.WgaccStoreTmaOp) -> None:
+    """Names the staged store's box loop uses: this warpgroup's buffers, its named barrier, the thread's row/byte."""
+    st, bar, sr, sb = (e.fresh(h) for h in ("stage", "wgbar", "srow", "sbyte"))
+    e.staging[op] = (st, bar, sr, sb)
+    e.line(f"const unsigned {st} = tsr_sbase + {op.stage.value.data}u + "
+           f"{H.WgaccStoreTmaOp.STAGE_BYTES}u * (unsigned){e[op.consumer]};  // two 64 x 64 boxes")
+    e.line(f"const unsigned {bar} = 1u + (unsigned){e[op.consumer]};  // this consumer warpgroup's named barrier")
+    e.line(f"const int {sr} = 16 * ((tid & 127) >> 5) + ((tid & 31) >> 2), {sb} = 4 * (tid & 3);")
+
+
+def box_begin(e, op: H.WgaccStoreTmaOp, b: int) -> None:
+    """Before box b's slots: its buffer's previous store has read it (when the tile's box count is odd, box 0's
+    buffer was the previous tile's last box, the most recent store), then the warpgroup may write it."""
+    st, bar, _, _ = e.staging[op]
+    pending = 0 if b == 0 and (op.n.value.data // op.box()[1]) % 2 else 1
+    e.line(f"if ((tid & 127) == 0) tsr_bulk_wait_read({pending});  // box {b}: buffer {b % 2} is free")
+    e.line(f"tsr_named_bar({bar}, 128u);")
+
+
+def box_end(e, op: H.WgaccStoreTmaOp, b: int) -> None:
+    """After box b's slots: fence the generic-proxy writes into the async proxy, then one thread stores the box."""
+    st, bar, _, _ = e.staging[op]
+    tmap = e.tmaps.get(op.dest)
+    if tmap is None:
+        raise D.TesseraError(D.EMIT_UNSUPPORTED, "nv.wgacc_store_tma writes a memref that is not a kernel argument",
+                             op=op)
+    e.line("tsr_fence_proxy_async();  // the staged box, visible to the TMA unit")
+    e.line(f"tsr_named_bar({bar}, 128u);")
+    e.line(f"if ((tid & 127) == 0) {{ tsr_tma_store_2d(&{tmap}, {e[op.col]} + {op.box()[1] * b}, {e[op.row]}, "
+           f"{st} + {(b % 2) * 8192}u); tsr_bulk_commit(); }}")
+
+
+def slot_wgacc_store_tma(e, op: H.WgaccStoreTmaOp) -> None:
+    """At odd slots, the pair (i_-1, i_) (columns c, c+1 of row r) into its box's buffer, at byte b = c * size
+    of the row: 16-byte chunk (b / 16) ^ (r % 8) (the 128-byte swizzle), byte b % 16 in it.
+
+    16-bit: a box is 64 columns (32 slots), a pair one 4-byte word, and a warp's 32 stores hit 8 rows in 8
+    different chunks (no bank conflicts). f32: 32 columns (16 slots), a pair 8 bytes.
+    """
+    st, _, sr, sb = e.staging[op]
+    row = f"({sr} + 8 * ((i_ >> 1) & 1))"
+    if op.swizzle() == 64 and op.box()[1] == 32:  # 16-bit, 32-column boxes of 64-byte rows (16 slots):
+        # 16-byte chunk ((i >> 2) & 3) ^ ((r >> 1) & 3), the 64-byte swizzle
+        e.line(f"if (i_ & 1) tsr_st_shared_u32({st} + (((i_ >> 4) & 1) ? 8192u : 0u) + {row} * 64 "
+               f"+ ((((i_ >> 2) & 3) ^ (({row} >> 1) & 3)) << 4) + {sb}, {e[op.value]}[i_ >> 1]);")
+        return
+    if op.swizzle() != 128:
+        raise D.TesseraError(D.EMIT_UNSUPPORTED, f"nv.wgacc_store_tma of n={op.n.value.data} "
+                             f"{op.dest.type.element_type}: 64-byte boxes are emitted for 16-bit outputs only", op=op)
+    if op.box()[1] == 64:
+        e.line(f"if (i_ & 1) tsr_st_shared_u32({st} + (((i_ >> 5) & 1) ? 8192u : 0u) + {row} * 128 "
+               f"+ ((((i_ >> 2) & 7) ^ ({row} & 7)) << 4) + {sb}, {e[op.value]}[i_ >> 1]);")
+        return
+    v = e[op.value]  # f32: byte 8 * (4 * ((i >> 2) & 3) + q) of the row; sb is 4q
+    e.line(f"if (i_ & 1) tsr_st_shared_f32x2({st} + (((i_ >> 4) & 1) ? 8192u : 0u) + {row} * 128 "
+           f"+ (((2 * ((i_ >> 2) & 3) + ({sb} >> 3)) ^ ({row} & 7)) << 4) + (({sb} & 4) << 1), {v}[i_ - 1], {v}[i_]);")
+
+
+SLOTWISE = {"nv.wgacc_load": slot_wgacc_load, "nv.wgacc_store": slot_wgacc_store,
+            "nv.wgacc_store_tma": slot_wgacc_store_tma}

@@ -1,0 +1,374 @@
+"""nv ops for Hopper (sm_90 / sm_90a): mbarriers, TMA, wgmma, register reallocation, persistent grids.
+
+These are what `warp-specialize` lowers a wgmma K-loop kernel to (see
+`tessera.target.nvidia.passes.warp_specialize`). Shared memory is addressed by byte
+offsets into the kernel's one dynamic shared block (1024-byte aligned: the
+128-byte swizzle repeats every 1024 bytes and the wgmma descriptors assume
+tiles start on that period). A pipeline stage `s` of a buffer at `base`
+with `stage_bytes` per stage lives at `base + s * stage_bytes`; an mbarrier
+array at `base` has one 8-byte barrier per stage.
+
+The accumulator of one consumer warpgroup is a `vector<N/2 x f32>` in
+wgmma's m64nNk16 D layout: thread t of the warpgroup (warp w = t/32, lane l)
+holds, in slot i, element (16w + l/4 + 8*((i/2)%2), 8*(i/4) + 2*(l%4) + i%2)
+of its 64 x N tile (`tessera.layouts.wgmma`, checked against the PTX ISA).
+`nv.wgacc_load`/`nv.wgacc_store`/`nv.wgacc_store_tma` (in `nv_wgacc_ops`,
+re-exported here) move such vectors to and from global memory for fused epilogues.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, MemRefType, StringAttr, VectorType, f32, i1, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.traits import Pure
+
+from tessera.target.nvidia.ir.types import NvOp, expect_vec, fail, i64s, ints
+from tessera.ir.types import type_name
+
+SWIZZLES = (0, 32, 64, 128)
+MAX_CLUSTER = 2  # CTAs per cluster that the lowering and the runtime take (pairs along the tile rows)
+WGMMA_TYPES = ("bf16", "f16")
+MAX_SMEM = 227 * 1024
+
+
+def _int(v: int) -> IntegerAttr:
+    return IntegerAttr(v, i64)
+
+
+def _check_offset(op, what: str, value: int, align: int = 8) -> None:
+    if value < 0 or value % align or value >= MAX_SMEM:
+        fail(op, f"{what} {value} must be a multiple of {align} in [0, {MAX_SMEM})")
+
+
+# --- thread and grid identity -------------------------------------------------------
+
+
+class _IndexValueOp(NvOp):
+    """A pure op with no operands whose one result is an index the hardware knows (`%v = nv.op : index`)."""
+
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
+@irdl_op_definition
+class ThreadIdOp(_IndexValueOp):
+    """threadIdx.x: the thread's index in the CTA."""
+
+    name = "nv.thread_id"
+
+
+@irdl_op_definition
+class LogicalGridOp(NvOp):
+    """The logical grid along `axis` of a persistent kernel (the launch grid the caller asked for).
+
+    A persistent kernel runs min(logical CTAs, SMs) CTAs that loop over the
+    logical tiles; the runtime passes the logical grid as kernel parameters.
+    """
+
+    name = "nv.logical_grid"
+    axis = prop_def(IntegerAttr)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, axis: int):
+        super().__init__(properties={"axis": _int(axis)}, result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        if self.axis.value.data not in (0, 1, 2):
+            fail(self, f"axis {self.axis.value.data} is not 0, 1 or 2")
+
+
+@irdl_op_definition
+class ClusterRankOp(_IndexValueOp):
+    """%cluster_ctarank: this CTA's rank in its thread-block cluster (0 outside a cluster launch)."""
+
+    name = "nv.cluster_rank"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+
+
+@irdl_op_definition
+class ClusterSyncOp(NvOp):
+    """Every thread of every CTA of the cluster arrives (release) and waits (acquire).
+
+    Needed after mbarrier initialisation (a peer may signal this CTA's barriers
+    only once they exist) and before exit (no CTA may leave while a peer can
+    still write its shared memory or arrive on its barriers).
+    """
+
+    name = "nv.cluster_sync"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class SetMaxNRegOp(NvOp):
+    """`setmaxnreg.{inc,dec}.sync.aligned.u32 regs`: warpgroup register reallocation (producer gives, consumers take)."""
+
+    name = "nv.setmaxnreg"
+    MIN_ARCH: ClassVar[str] = "sm_90a"
+    regs = prop_def(IntegerAttr)
+    action = prop_def(StringAttr)
+    assembly_format = "attr-dict"
+
+    def __init__(self, regs: int, action: str):
+        super().__init__(properties={"regs": _int(regs), "action": StringAttr(action)})
+
+    def verify_(self) -> None:
+        r = self.regs.value.data
+        if self.action.data not in ("inc", "dec"):
+            fail(self, f"action '{self.action.data}' is not inc or dec")
+        if not 24 <= r <= 256 or r % 8:
+            fail(self, f"regs={r} must be a multiple of 8 in [24, 256]")
+
+
+# --- mbarriers ------------------------------------------------------------------------
+
+
+class _BarrierOp(NvOp):
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    SMEM: ClassVar[str] = "write"
+    base = prop_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        _check_offset(self, "barrier base", self.base.value.data)
+
+
+@irdl_op_definition
+class MbarrierInitOp(_BarrierOp):
+    """Thread 0 initialises `count` mbarriers at `base` for `arrivals` arrivals each; then a CTA barrier."""
+
+    name = "nv.mbarrier_init"
+    count = prop_def(IntegerAttr)
+    arrivals = prop_def(IntegerAttr)
+    assembly_format = "attr-dict"
+
+    def __init__(self, base: int, count: int, arrivals: int):
+        super().__init__(properties={"base": _int(base), "count": _int(count), "arrivals": _int(arrivals)})
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not 1 <= self.count.value.data <= 64 or not 1 <= self.arrivals.value.data <= 1024:
+            fail(self, f"count={self.count.value.data} must be in [1, 64] and arrivals="
+                       f"{self.arrivals.value.data} in [1, 1024]")
+
+
+@irdl_op_definition
+class MbarrierWaitOp(_BarrierOp):
+    """Spin until the phase with parity `phase` of barrier `stage` has completed (try_wait.parity)."""
+
+    name = "nv.mbarrier_wait"
+    stage = operand_def(IndexType)
+    phase = operand_def(IndexType)
+    assembly_format = "$stage `,` $phase attr-dict"
+
+    def __init__(self, stage: SSAValue, phase: SSAValue, base: int):
+        super().__init__(operands=[stage, phase], properties={"base": _int(base)})
+
+
+@irdl_op_definition
+class MbarrierArriveOp(_BarrierOp):
+    """Arrive on barrier `stage`: once per warpgroup (its thread 0) or by the calling thread (`per`)."""
+
+    name = "nv.mbarrier_arrive"
+    stage = operand_def(IndexType)
+    per = prop_def(StringAttr)
+    cluster = opt_prop_def(IntegerAttr)  # n: arrive on barrier `stage` of each of the cluster's n CTAs
+    assembly_format = "$stage attr-dict"
+
+    def __init__(self, stage: SSAValue, base: int, per: str = "warpgroup", cluster: int | None = None):
+        props = {"base": _int(base), "per": StringAttr(per)}
+        if cluster is not None:
+            props["cluster"] = _int(cluster)
+        super().__init__(operands=[stage], properties=props)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.per.data not in ("warpgroup", "thread"):
+            fail(self, f"per='{self.per.data}' is not warpgroup or thread")
+        if self.cluster is not None and not 2 <= self.cluster.value.data <= MAX_CLUSTER:
+            fail(self, f"cluster={self.cluster.value.data} must be in [2, {MAX_CLUSTER}]")
+
+
+@irdl_op_definition
+class MbarrierExpectTxOp(_BarrierOp):
+    """Arrive on barrier `stage` and expect `bytes` of TMA transactions before its phase completes."""
+
+    name = "nv.mbarrier_expect_tx"
+    stage = operand_def(IndexType)
+    bytes = prop_def(IntegerAttr)
+    assembly_format = "$stage attr-dict"
+
+    def __init__(self, stage: SSAValue, base: int, nbytes: int):
+        super().__init__(operands=[stage], properties={"base": _int(base), "bytes": _int(nbytes)})
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not 0 < self.bytes.value.data < 1 << 20:
+            fail(self, f"bytes={self.bytes.value.data} must be in (0, 2**20)")
+
+
+# --- TMA ------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class TmaLoadOp(NvOp):
+    """One TMA box of a 2-D memref at [row, col] -> shared `dst + stage * stage_bytes`, completing on a barrier.
+
+    `box` = [rows, cols]; with a `swizzle` (bytes) of 32/64/128 the box's rows
+    are cols * elem bytes <= swizzle wide and land swizzled (Swizzle<b,4,3>).
+    Elements past the memref edge arrive as zero (the tile.load pad 0.0).
+    Issued by one thread; the runtime passes the tensor map of the memref.
+    With `evict_first` (an i1, decided at run time) the box is read with an L2 evict-first hint: for an
+    operand that no other CTA will read again (B when there is one row of tiles), so it does not push
+    the operand every CTA shares out of L2.
+    """
+
+    name = "nv.tma_load"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    SMEM: ClassVar[str] = "write"
+    source = operand_def(MemRefType)
+    row = operand_def(IndexType)
+    col = operand_def(IndexType)
+    stage = operand_def(IndexType)
+    dst = prop_def(IntegerAttr)
+    stage_bytes = prop_def(IntegerAttr)
+    bar = prop_def(IntegerAttr)
+    box = prop_def(DenseArrayBase)
+    swizzle = prop_def(IntegerAttr)
+    multicast = opt_prop_def(IntegerAttr)  # a mask of cluster ranks: the box lands in each (same offsets)
+    evict_first = opt_operand_def(i1)
+    assembly_format = ("$source `[` $row `,` $col `]` `,` $stage (`evict_first` $evict_first^)? attr-dict `:` "
+                       "type($source)")
+
+    def __init__(self, source: SSAValue, row: SSAValue, col: SSAValue, stage: SSAValue, *, dst: int,
+                 stage_bytes: int, bar: int, box: tuple[int, int], swizzle: int, multicast: int | None = None,
+                 evict_first: SSAValue | None = None):
+        props = {"dst": _int(dst), "stage_bytes": _int(stage_bytes), "bar": _int(bar), "box": i64s(box),
+                 "swizzle": _int(swizzle)}
+        if multicast is not None:
+            props["multicast"] = _int(multicast)
+        super().__init__(operands=[source, row, col, stage, [evict_first] if evict_first is not None else []],
+                         properties=props)
+
+    def elem_bytes(self) -> int:
+        return 4 if type_name(self.source.type.element_type) == "f32" else 2
+
+    def verify_(self) -> None:
+        mem = self.source.type
+        if len(mem.get_shape()) != 2 or type_name(mem.element_type) not in ("bf16", "f16", "f32"):
+            fail(self, f"source {mem} must be a 2-D bf16, f16 or f32 memref")
+        box, sw = ints(self.box), self.swizzle.value.data
+        if len(box) != 2 or not all(1 <= b <= 256 for b in box):
+            fail(self, f"box {list(box)} must be two sizes in [1, 256]")
+        if sw not in SWIZZLES:
+            fail(self, f"swizzle={sw} is not one of {SWIZZLES}")
+        if sw and box[1] * self.elem_bytes() > sw:
+            fail(self, f"a {box[1]}-element box row is wider than the {sw}-byte swizzle")
+        if (box[1] * self.elem_bytes()) % 16:
+            fail(self, f"a box row of {box[1]} elements is not a multiple of 16 bytes")
+        _check_offset(self, "dst", self.dst.value.data, 1024 if sw == 128 else 128)
+        _check_offset(self, "stage_bytes", self.stage_bytes.value.data, 1024 if sw == 128 else 128)
+        _check_offset(self, "bar", self.bar.value.data)
+        if self.multicast is not None and not 1 <= self.multicast.value.data < 1 << MAX_CLUSTER:
+            fail(self, f"multicast mask {self.multicast.value.data} names no rank, or a rank past a "
+                       f"{MAX_CLUSTER}-CTA cluster")
+        if self.multicast is not None and self.evict_first is not None:
+            fail(self, "evict_first with a multicast box: the hint is for a box one CTA reads once")
+
+
+# --- wgmma ----------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class WgmmaOp(NvOp):
+    """acc += A @ B^T over k (a multiple of 16) on one warpgroup: k/16 `wgmma.mma_async` m64nNk16, committed.
+
+    A (64 x k rows of this warpgroup, K-major) starts at `a` = [base, stage_bytes,
+    rows, warpgroup_bytes]: byte `base + stage * stage_bytes + wg * warpgroup_bytes`
+    of a K-major `rows` x k tile; B (N x k, K-major) at `b` = [base, stage_bytes,
+    rows]. Both use the canonical `swizzle` layout (tessera.layouts.smem_swizzle),
+    whose descriptors the emitter builds. The instructions are asynchronous: the
+    result may be read only after `nv.wgmma_wait`.
+    """
+
+    name = "nv.wgmma"
+    MIN_ARCH: ClassVar[str] = "sm_90a"
+    SMEM: ClassVar[str] = "read"
+    acc = operand_def(VectorType)
+    stage = operand_def(IndexType)
+    wg = operand_def(IndexType)
+    n = prop_def(IntegerAttr)
+    k = prop_def(IntegerAttr)
+    dtype = prop_def(Attribute)
+    a = prop_def(DenseArrayBase)
+    b = prop_def(DenseArrayBase)
+    swizzle = prop_def(IntegerAttr)
+    result = result_def(VectorType)
+    assembly_format = "$acc `,` $stage `,` $wg attr-dict `:` type($acc) `->` type($result)"
+
+    def __init__(self, acc: SSAValue, stage: SSAValue, wg: SSAValue, *, n: int, k: int, dtype: Attribute,
+                 a: tuple[int, int, int, int], b: tuple[int, int, int], swizzle: int):
+        super().__init__(operands=[acc, stage, wg], result_types=[acc.type],
+                         properties={"n": _int(n), "k": _int(k), "dtype": dtype, "a": i64s(a), "b": i64s(b),
+                                     "swizzle": _int(swizzle)})
+
+    def verify_(self) -> None:
+        n, k = self.n.value.data, self.k.value.data
+        if n % 8 or not 8 <= n <= 256:
+            fail(self, f"n={n} must be a multiple of 8 in [8, 256]")
+        if k % 16 or k <= 0:
+            fail(self, f"k={k} must be a positive multiple of 16")
+        if type_name(self.dtype) not in WGMMA_TYPES:
+            fail(self, f"dtype {type_name(self.dtype)} is not one of {', '.join(WGMMA_TYPES)}")
+        expect_vec(self, "acc", self.acc.type, n // 2, f32)
+        if self.result.type != self.acc.type:
+            fail(self, f"result {self.result.type} differs from acc {self.acc.type}")
+        if len(ints(self.a)) != 4 or len(ints(self.b)) != 3:
+            fail(self, "a must be [base, stage_bytes, rows, warpgroup_bytes] and b [base, stage_bytes, rows]")
+        if self.swizzle.value.data not in SWIZZLES:
+            fail(self, f"swizzle={self.swizzle.value.data} is not one of {SWIZZLES}")
+
+
+@irdl_op_definition
+class WgmmaWaitOp(NvOp):
+    """`wgmma.wait_group.sync.aligned pending`: all but the newest `pending` wgmma groups have finished.
+
+    Takes and returns the accumulator so that no read of it moves above the wait.
+    """
+
+    name = "nv.wgmma_wait"
+    MIN_ARCH: ClassVar[str] = "sm_90a"
+    acc = operand_def(VectorType)
+    pending = prop_def(IntegerAttr)
+    result = result_def(VectorType)
+    assembly_format = "$acc attr-dict `:` type($acc) `->` type($result)"
+
+    def __init__(self, acc: SSAValue, pending: int):
+        super().__init__(operands=[acc], result_types=[acc.type], properties={"pending": _int(pending)})
+
+    def verify_(self) -> None:
+        expect_vec(self, "acc", self.acc.type, None, f32)
+        if self.result.type != self.acc.type:
+            fail(self, f"result {self.result.type} differs from acc {self.acc.type}")
+        if not 0 <= self.pending.value.data <= 7:
+            fail(self, f"pending={self.pending.value.data} must be in [0, 7]")
+
+
+# The accumulator epilogue's ops live in nv_wgacc_ops (they build on the helpers above).
+from tessera.target.nvidia.ir.wgacc_ops import (SplitkFixupOp, StreamkFixupOp, TmaStoreDrainOp,  # noqa: E402
+                                     WgaccLoadOp, WgaccStoreOp, WgaccStoreTmaOp)
+
+HOPPER_OPS = (ThreadIdOp, LogicalGridOp, ClusterRankOp, ClusterSyncOp, SetMaxNRegOp, MbarrierInitOp,
+              MbarrierWaitOp, MbarrierArriveOp, MbarrierExpectTxOp, TmaLoadOp, WgmmaOp, WgmmaWaitOp, WgaccLoadOp,
+              WgaccStoreOp, WgaccStoreTmaOp, TmaStoreDrainOp, SplitkFixupOp, StreamkFixupOp)

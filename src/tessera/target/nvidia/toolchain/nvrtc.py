@@ -1,0 +1,218 @@
+"""CUDA C++ text -> cubin with NVRTC, as a hashable, reproducible artifact.
+
+The emitter hands us CUDA C++ text; everything after that (the arch flag, the
+compile options, the toolchain versions) is recorded in the `CompiledArtifact`
+so the compile cache can key on it and the runtime can refuse a cubin whose
+bytes no longer match its hash (DESIGN.md section 3, lessons 5 and 6).
+
+NVRTC is reached through `cuda.core.Program`, which needs no GPU or driver. The
+program always gets an explicit name: with the default one, cuda.core writes
+the source to a randomly named temp file when line info is on, and the random
+name lands in the cubin, which would break byte-identity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import metadata
+
+from tessera.target.arch import Arch
+from tessera.ir.diagnostics import (CODEGEN_ARCH_UNSUPPORTED, CODEGEN_COMPILE_FAILED, CODEGEN_OPTION_INVALID,
+                                    CODEGEN_TOOLCHAIN_MISSING, TesseraError)
+
+DEFAULT_PROGRAM_NAME = "tessera_kernel.cu"
+LOG_LINES = 20  # lines of the NVRTC log quoted in a compile error
+
+# ProgramOptions fields a caller may set, with the Python types their values take.
+# `arch` and `name` are owned by compile_cuda; options that read files
+# (include_path, pre_include, pch) are left out because the cache key cannot see
+# the files' contents.
+OPTION_TYPES: dict[str, tuple[type, ...]] = {
+    "lineinfo": (bool,), "debug": (bool,), "device_code_optimize": (bool,),
+    "max_register_count": (int,), "ftz": (bool,), "prec_sqrt": (bool,), "prec_div": (bool,),
+    "fma": (bool,), "use_fast_math": (bool,), "extra_device_vectorization": (bool,),
+    "restrict": (bool,), "disable_warnings": (bool,), "std": (str,),
+    "define_macro": (str, tuple), "ptxas_options": (str, tuple), "diag_suppress": (int, tuple),
+}
+
+
+class CodegenError(TesseraError):
+    """A coded toolchain failure; located at the compiler log's first error when there is one."""
+
+    def __init__(self, code, message, location="nvrtc", hint=None):
+        super().__init__(code, message, hint=hint)
+        self.with_location(location)
+
+
+@dataclass(frozen=True)
+class CompiledArtifact:
+    """One compiled program: the cubin and everything that decided its bytes.
+
+    `sha256` is the hex digest of `cubin`; `verify()` recomputes it. `options`
+    and `name_expressions` are canonical tuples (see `normalize_options`), and
+    `symbol_mapping` maps each name expression to its lowered (mangled) name.
+    """
+
+    cubin: bytes
+    arch: str
+    sha256: str
+    ptx: str | None = None
+    log: str = ""
+    options: tuple[tuple[str, object], ...] = ()
+    name_expressions: tuple[str, ...] = ()
+    symbol_mapping: tuple[tuple[str, str], ...] = ()
+    toolchain: tuple[tuple[str, str], ...] = ()
+    program_name: str = DEFAULT_PROGRAM_NAME
+    source_sha256: str = field(default="", compare=False)
+
+    def verify(self) -> bool:
+        """True when the cubin bytes still hash to `sha256`."""
+        return hashlib.sha256(self.cubin).hexdigest() == self.sha256
+
+
+def parse_arch(arch: str) -> tuple[int, int, str]:
+    """`'sm_90a'` -> `(9, 0, 'a')`; a malformed string is a CODEGEN_ARCH_UNSUPPORTED error."""
+    found = Arch.read(arch)
+    if found is None:
+        raise CodegenError(CODEGEN_ARCH_UNSUPPORTED, f"arch {arch!r} is not of the form sm_<major><minor>[a|f]")
+    return found.major, found.minor, found.suffix
+
+
+def normalize_options(options) -> tuple[tuple[str, object], ...]:
+    """Check option names and value types; return them sorted, lists made tuples (the cache-key form)."""
+    if options is None:
+        return ()
+    items = options.items() if hasattr(options, "items") else options
+    out = {}
+    for name, value in items:
+        if name not in OPTION_TYPES:
+            raise CodegenError(CODEGEN_OPTION_INVALID, f"unknown compile option {name!r}; known: "
+                               f"{', '.join(sorted(OPTION_TYPES))}")
+        if isinstance(value, list):
+            value = tuple(value)
+        allowed = OPTION_TYPES[name]
+        bad_bool = isinstance(value, bool) and bool not in allowed
+        if bad_bool or not isinstance(value, allowed) or (
+                isinstance(value, tuple) and not all(isinstance(v, (str, int)) for v in value)):
+            raise CodegenError(CODEGEN_OPTION_INVALID, f"compile option {name!r} takes "
+                               f"{' or '.join(t.__name__ for t in allowed)}, got {value!r}")
+        out[name] = value
+    return tuple(sorted(out.items()))
+
+
+def _nvrtc():
+    """Import the NVRTC bindings and load libnvrtc, or fail with CODEGEN_TOOLCHAIN_MISSING."""
+    try:
+        from cuda.bindings import nvrtc
+        err, major, minor = nvrtc.nvrtcVersion()
+    except (ImportError, OSError, RuntimeError) as exc:  # pathfinder's DynamicLibNotFoundError is a RuntimeError
+        raise CodegenError(CODEGEN_TOOLCHAIN_MISSING, f"NVRTC is not available: {type(exc).__name__}: {exc}") from None
+    if int(err) != 0:
+        raise CodegenError(CODEGEN_TOOLCHAIN_MISSING, f"nvrtcVersion failed with {err!r}")
+    return nvrtc, major, minor
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+@lru_cache(maxsize=1)
+def toolchain_versions() -> tuple[tuple[str, str], ...]:
+    """Versions that decide the cubin bytes: libnvrtc's API version and the pip packages around it."""
+    _, major, minor = _nvrtc()
+    return (("nvrtc", f"{major}.{minor}"),
+            ("nvidia-cuda-nvrtc", _dist_version("nvidia-cuda-nvrtc")),
+            ("cuda-bindings", _dist_version("cuda-bindings")),
+            ("cuda-core", _dist_version("cuda-core")))
+
+
+@lru_cache(maxsize=1)
+def supported_archs() -> tuple[int, ...]:
+    """Compute capabilities (as 80, 90, ...) this NVRTC can build SASS for."""
+    nvrtc, _, _ = _nvrtc()
+    err, archs = nvrtc.nvrtcGetSupportedArchs()
+    return tuple(archs) if int(err) == 0 else ()
+
+
+def check_arch(arch: str) -> None:
+    major, minor, _ = parse_arch(arch)
+    known = supported_archs()
+    if known and major * 10 + minor not in known:
+        raise CodegenError(CODEGEN_ARCH_UNSUPPORTED, f"this NVRTC cannot build {arch}; it supports "
+                           f"{', '.join(f'sm_{a}' for a in known)}")
+
+
+def _first_error_location(log: str, program_name: str) -> str:
+    m = re.search(rf"{re.escape(program_name)}\((\d+)\): (?:catastrophic )?error", log)
+    return f"{program_name}:{m.group(1)}:1" if m else program_name
+
+
+def _ptx_of(nvrtc, handle) -> str | None:
+    """NVRTC keeps the PTX of a cubin compile; read it from the program (None if it will not say)."""
+    err, size = nvrtc.nvrtcGetPTXSize(handle)
+    if int(err) != 0 or size <= 1:
+        return None
+    buf = b" " * size
+    (err,) = nvrtc.nvrtcGetPTX(handle, buf)
+    return buf.rstrip(b"\0").decode("utf-8", "replace") if int(err) == 0 else None
+
+
+def compile_cuda(source: str, arch: str, name_expressions=(), options=None, *,
+                 program_name: str = DEFAULT_PROGRAM_NAME) -> CompiledArtifact:
+    """Compile CUDA C++ `source` to a cubin for `arch` ('sm_80' ... 'sm_90a').
+
+    Parameters:
+      name_expressions: C++ names (e.g. ``"gemm<128, 64>"``) NVRTC should instantiate and
+        report the lowered names of (``artifact.symbol_mapping``); ``extern "C"`` kernels need none.
+      options: a mapping or pairs of ProgramOptions fields (see OPTION_TYPES), e.g.
+        ``{"max_register_count": 128, "lineinfo": True}``. Line info is off unless asked for.
+    Errors (all `CodegenError`): CODEGEN_ARCH_UNSUPPORTED, CODEGEN_OPTION_INVALID,
+    CODEGEN_TOOLCHAIN_MISSING, CODEGEN_COMPILE_FAILED (with the first lines of the NVRTC log).
+    """
+    if not isinstance(source, str):
+        raise CodegenError(CODEGEN_COMPILE_FAILED, f"source must be CUDA C++ text (str), got {type(source).__name__}")
+    opts = normalize_options(options)
+    names = tuple(name_expressions)
+    toolchain = toolchain_versions()
+    check_arch(arch)
+    nvrtc, _, _ = _nvrtc()
+    try:
+        from cuda.core import Program, ProgramOptions
+    except ImportError as exc:
+        raise CodegenError(CODEGEN_TOOLCHAIN_MISSING, f"cuda.core is not available: {exc}") from None
+
+    kwargs = {k: (list(v) if isinstance(v, tuple) else v) for k, v in opts}
+    program, failure = None, None
+    log = io.StringIO()
+    try:
+        program = Program(source, "c++", ProgramOptions(name=program_name, arch=arch, **kwargs))
+        obj = program.compile("cubin", name_expressions=names, logs=log)
+        cubin = bytes(obj.code)
+        ptx = _ptx_of(nvrtc, program.handle)
+        mapping = tuple(sorted((str(k), v.decode() if isinstance(v, bytes) else str(v))
+                               for k, v in (obj.symbol_mapping or {}).items()))
+    except Exception as exc:  # cuda.core raises NVRTCError (log inside) or TypeError/ValueError for bad options
+        failure = str(exc).replace("\0", "")
+    finally:
+        if program is not None:
+            program.close()
+        program = None
+    if failure is not None:
+        # Raised outside the except block: a chained NVRTCError would keep this frame (and the
+        # Program) alive in a reference cycle, and cuda.core's Program cannot be collected from one.
+        lines = [ln for ln in failure.splitlines() if ln.strip()]
+        shown = "\n".join(lines[:LOG_LINES]) + ("\n..." if len(lines) > LOG_LINES else "")
+        raise CodegenError(CODEGEN_COMPILE_FAILED, f"NVRTC could not compile {program_name} for {arch}:\n{shown}",
+                           location=_first_error_location(failure, program_name))
+    return CompiledArtifact(
+        cubin=cubin, arch=arch, sha256=hashlib.sha256(cubin).hexdigest(), ptx=ptx,
+        log=log.getvalue().replace("\0", "").strip(), options=opts, name_expressions=names,
+        symbol_mapping=mapping, toolchain=toolchain, program_name=program_name,
+        source_sha256=hashlib.sha256(source.encode()).hexdigest())

@@ -1,0 +1,79 @@
+"""The launch-shape record (issue 14): one frozen, validated value carries the pipeline knobs from the caller,
+the ops and the autotuner's configs to the named pipeline's options and the compile cache key."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+
+import tessera
+from tessera.compiler.driver import compile_cached, default_pipeline
+from tessera.compiler.launch_shape import LaunchShape
+from tessera.ir import diagnostics as D
+from tessera.kernels import gemm as G
+from tessera.ops._hopper import HOPPER_CANDIDATES, HopperConfig
+from tessera.passes import parse_pipeline
+
+
+@pytest.mark.parametrize("knobs, needle", [
+    (dict(stages=0), "stages=0"), (dict(stages=9), "stages=9"), (dict(stages=2.0), "stages=2.0"),
+    (dict(schedule="spin"), "schedule='spin'"), (dict(cluster=3), "cluster=3"), (dict(cluster=True), "cluster=True"),
+    (dict(splitk=17), "splitk=17"), (dict(multicast="c", cluster=2), "multicast='c'"),
+    (dict(multicast="a"), "with cluster=1"), (dict(streamk=1), "streamk=1"),
+    (dict(streamk=True, splitk=2), "streamk with splitk=2"), (dict(warps=4), "unknown launch-shape knob(s) warps"),
+])
+def test_a_bad_knob_or_combination_is_refused_on_construction(knobs, needle):
+    with pytest.raises(D.TesseraError) as err:
+        LaunchShape.of(knobs)
+    assert err.value.code is D.COMPILE_LAUNCH_SHAPE_INVALID and needle in str(err.value) and err.value.hint
+
+
+def test_the_default_shape_is_compiles_default_and_names_only_stages_and_schedule():
+    assert LaunchShape() == LaunchShape.of({}) and LaunchShape().stages == 1
+    assert default_pipeline("sm_90a") == "tessera-lower-to-nv{arch=sm_90a stages=1 schedule=cooperative}"
+    text = LaunchShape(4, "pingpong", 2, 1, "a", False).pipeline("sm_90a")
+    assert text == "tessera-lower-to-nv{arch=sm_90a stages=4 schedule=pingpong cluster=2 multicast=a}"
+
+
+@pytest.mark.parametrize("cfg", HOPPER_CANDIDATES, ids=lambda c: "-".join(map(str, c.values())))
+def test_every_candidate_is_a_valid_shape_whose_pipeline_parses(cfg):
+    shape = LaunchShape.from_config(cfg)
+    assert HopperConfig(**cfg).shape == shape
+    parse_pipeline(shape.pipeline("sm_90a"))  # every knob reaches a pass option the pipeline knows
+    for f in fields(LaunchShape):
+        if f.name in cfg:
+            assert getattr(shape, f.name) == cfg[f.name]
+
+
+def test_every_knob_reaches_the_pipeline_text_hence_the_cache_key():
+    """Two shapes that differ in any one knob give different pipeline texts (the cache key holds the text)."""
+    base = LaunchShape(stages=2, cluster=2)
+    others = [LaunchShape(stages=3, cluster=2), LaunchShape(2, "pingpong", 2), LaunchShape(stages=2),
+              LaunchShape(stages=2, cluster=2, splitk=2), LaunchShape(stages=2, cluster=2, multicast="a"),
+              LaunchShape(stages=2, cluster=2, streamk=True)]
+    texts = {s.pipeline("sm_90a") for s in [base, *others]}
+    assert len(texts) == 1 + len(others) == len(fields(LaunchShape)) + 1
+
+
+def test_compile_takes_a_shape_or_knobs_but_not_both_nor_with_a_pipeline():
+    traced = G.gemm.trace(tessera.tensor(("M", "K"), "f32"), tessera.tensor(("K", "N"), "f32"),
+                          tessera.tensor(("M", "N"), "f32"), None, None, tessera.scalar("f32"), None, BM=32, BN=32,
+                          BK=16)
+    for call in (dict(shape=LaunchShape(), stages=2), dict(shape={"stages": 2}),
+                 dict(stages=2, pipeline="tessera-lower-to-nv{arch=sm_80}")):
+        with pytest.raises(D.TesseraError) as err:
+            tessera.compile(traced, "sm_80", **call)
+        assert err.value.code is D.COMPILE_LAUNCH_SHAPE_INVALID
+    with pytest.raises(D.TesseraError) as err:
+        tessera.compile(traced, "sm_80", stages=0)
+    assert err.value.code is D.COMPILE_LAUNCH_SHAPE_INVALID
+
+
+def test_compile_cached_memoises_on_the_shape_not_on_how_it_was_spelled():
+    specs = (tessera.tensor(("M", "K"), "f32"), tessera.tensor(("K", "N"), "f32"), tessera.tensor(("M", "N"), "f32"),
+             None, None, tessera.scalar("f32"), None)
+    meta = dict(BM=32, BN=32, BK=16)
+    a = compile_cached(G.gemm, specs, meta, arch="sm_80", stages=2)
+    assert compile_cached(G.gemm, specs, meta, arch="sm_80", shape=LaunchShape(stages=2)) is a
+    assert compile_cached(G.gemm, specs, meta, arch="sm_80", stages=1) is not a
