@@ -20,27 +20,19 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, MemRefType, StringAttr, VectorType, f32, i1, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, MemRefType, StringAttr, VectorType, f32, i1
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 
-from tessera.target.nvidia.ir.types import NvOp, expect_vec, fail, i64s, ints
+from tessera.target.nvidia.ir.types import NvOp, check_smem_offset, expect_vec, fail, i64s, int_attr, ints
 from tessera.ir.types import type_name
+from tessera.target.nvidia.ir.wgacc_ops import (SplitkFixupOp, StreamkFixupOp, TmaStoreDrainOp, WgaccLoadOp,
+                                                WgaccStoreOp, WgaccStoreTmaOp)
 
 SWIZZLES = (0, 32, 64, 128)
 MAX_CLUSTER = 2  # CTAs per cluster that the lowering and the runtime take (pairs along the tile rows)
 WGMMA_TYPES = ("bf16", "f16")
-MAX_SMEM = 227 * 1024
-
-
-def _int(v: int) -> IntegerAttr:
-    return IntegerAttr(v, i64)
-
-
-def _check_offset(op, what: str, value: int, align: int = 8) -> None:
-    if value < 0 or value % align or value >= MAX_SMEM:
-        fail(op, f"{what} {value} must be a multiple of {align} in [0, {MAX_SMEM})")
 
 
 # --- thread and grid identity -------------------------------------------------------
@@ -79,7 +71,7 @@ class LogicalGridOp(NvOp):
     assembly_format = "attr-dict `:` type($result)"
 
     def __init__(self, axis: int):
-        super().__init__(properties={"axis": _int(axis)}, result_types=[IndexType()])
+        super().__init__(properties={"axis": int_attr(axis)}, result_types=[IndexType()])
 
     def verify_(self) -> None:
         if self.axis.value.data not in (0, 1, 2):
@@ -122,7 +114,7 @@ class SetMaxNRegOp(NvOp):
     assembly_format = "attr-dict"
 
     def __init__(self, regs: int, action: str):
-        super().__init__(properties={"regs": _int(regs), "action": StringAttr(action)})
+        super().__init__(properties={"regs": int_attr(regs), "action": StringAttr(action)})
 
     def verify_(self) -> None:
         r = self.regs.value.data
@@ -141,7 +133,7 @@ class _BarrierOp(NvOp):
     base = prop_def(IntegerAttr)
 
     def verify_(self) -> None:
-        _check_offset(self, "barrier base", self.base.value.data)
+        check_smem_offset(self, "barrier base", self.base.value.data)
 
 
 @irdl_op_definition
@@ -154,7 +146,7 @@ class MbarrierInitOp(_BarrierOp):
     assembly_format = "attr-dict"
 
     def __init__(self, base: int, count: int, arrivals: int):
-        super().__init__(properties={"base": _int(base), "count": _int(count), "arrivals": _int(arrivals)})
+        super().__init__(properties={"base": int_attr(base), "count": int_attr(count), "arrivals": int_attr(arrivals)})
 
     def verify_(self) -> None:
         super().verify_()
@@ -173,7 +165,7 @@ class MbarrierWaitOp(_BarrierOp):
     assembly_format = "$stage `,` $phase attr-dict"
 
     def __init__(self, stage: SSAValue, phase: SSAValue, base: int):
-        super().__init__(operands=[stage, phase], properties={"base": _int(base)})
+        super().__init__(operands=[stage, phase], properties={"base": int_attr(base)})
 
 
 @irdl_op_definition
@@ -187,9 +179,9 @@ class MbarrierArriveOp(_BarrierOp):
     assembly_format = "$stage attr-dict"
 
     def __init__(self, stage: SSAValue, base: int, per: str = "warpgroup", cluster: int | None = None):
-        props = {"base": _int(base), "per": StringAttr(per)}
+        props = {"base": int_attr(base), "per": StringAttr(per)}
         if cluster is not None:
-            props["cluster"] = _int(cluster)
+            props["cluster"] = int_attr(cluster)
         super().__init__(operands=[stage], properties=props)
 
     def verify_(self) -> None:
@@ -210,7 +202,7 @@ class MbarrierExpectTxOp(_BarrierOp):
     assembly_format = "$stage attr-dict"
 
     def __init__(self, stage: SSAValue, base: int, nbytes: int):
-        super().__init__(operands=[stage], properties={"base": _int(base), "bytes": _int(nbytes)})
+        super().__init__(operands=[stage], properties={"base": int_attr(base), "bytes": int_attr(nbytes)})
 
     def verify_(self) -> None:
         super().verify_()
@@ -254,10 +246,10 @@ class TmaLoadOp(NvOp):
     def __init__(self, source: SSAValue, row: SSAValue, col: SSAValue, stage: SSAValue, *, dst: int,
                  stage_bytes: int, bar: int, box: tuple[int, int], swizzle: int, multicast: int | None = None,
                  evict_first: SSAValue | None = None):
-        props = {"dst": _int(dst), "stage_bytes": _int(stage_bytes), "bar": _int(bar), "box": i64s(box),
-                 "swizzle": _int(swizzle)}
+        props = {"dst": int_attr(dst), "stage_bytes": int_attr(stage_bytes), "bar": int_attr(bar), "box": i64s(box),
+                 "swizzle": int_attr(swizzle)}
         if multicast is not None:
-            props["multicast"] = _int(multicast)
+            props["multicast"] = int_attr(multicast)
         super().__init__(operands=[source, row, col, stage, [evict_first] if evict_first is not None else []],
                          properties=props)
 
@@ -277,9 +269,9 @@ class TmaLoadOp(NvOp):
             fail(self, f"a {box[1]}-element box row is wider than the {sw}-byte swizzle")
         if (box[1] * self.elem_bytes()) % 16:
             fail(self, f"a box row of {box[1]} elements is not a multiple of 16 bytes")
-        _check_offset(self, "dst", self.dst.value.data, 1024 if sw == 128 else 128)
-        _check_offset(self, "stage_bytes", self.stage_bytes.value.data, 1024 if sw == 128 else 128)
-        _check_offset(self, "bar", self.bar.value.data)
+        check_smem_offset(self, "dst", self.dst.value.data, 1024 if sw == 128 else 128)
+        check_smem_offset(self, "stage_bytes", self.stage_bytes.value.data, 1024 if sw == 128 else 128)
+        check_smem_offset(self, "bar", self.bar.value.data)
         if self.multicast is not None and not 1 <= self.multicast.value.data < 1 << MAX_CLUSTER:
             fail(self, f"multicast mask {self.multicast.value.data} names no rank, or a rank past a "
                        f"{MAX_CLUSTER}-CTA cluster")
@@ -320,8 +312,8 @@ class WgmmaOp(NvOp):
     def __init__(self, acc: SSAValue, stage: SSAValue, wg: SSAValue, *, n: int, k: int, dtype: Attribute,
                  a: tuple[int, int, int, int], b: tuple[int, int, int], swizzle: int):
         super().__init__(operands=[acc, stage, wg], result_types=[acc.type],
-                         properties={"n": _int(n), "k": _int(k), "dtype": dtype, "a": i64s(a), "b": i64s(b),
-                                     "swizzle": _int(swizzle)})
+                         properties={"n": int_attr(n), "k": int_attr(k), "dtype": dtype, "a": i64s(a), "b": i64s(b),
+                                     "swizzle": int_attr(swizzle)})
 
     def verify_(self) -> None:
         n, k = self.n.value.data, self.k.value.data
@@ -355,7 +347,7 @@ class WgmmaWaitOp(NvOp):
     assembly_format = "$acc attr-dict `:` type($acc) `->` type($result)"
 
     def __init__(self, acc: SSAValue, pending: int):
-        super().__init__(operands=[acc], result_types=[acc.type], properties={"pending": _int(pending)})
+        super().__init__(operands=[acc], result_types=[acc.type], properties={"pending": int_attr(pending)})
 
     def verify_(self) -> None:
         expect_vec(self, "acc", self.acc.type, None, f32)
@@ -364,10 +356,6 @@ class WgmmaWaitOp(NvOp):
         if not 0 <= self.pending.value.data <= 7:
             fail(self, f"pending={self.pending.value.data} must be in [0, 7]")
 
-
-# The accumulator epilogue's ops live in nv_wgacc_ops (they build on the helpers above).
-from tessera.target.nvidia.ir.wgacc_ops import (SplitkFixupOp, StreamkFixupOp, TmaStoreDrainOp,  # noqa: E402
-                                     WgaccLoadOp, WgaccStoreOp, WgaccStoreTmaOp)
 
 HOPPER_OPS = (ThreadIdOp, LogicalGridOp, ClusterRankOp, ClusterSyncOp, SetMaxNRegOp, MbarrierInitOp,
               MbarrierWaitOp, MbarrierArriveOp, MbarrierExpectTxOp, TmaLoadOp, WgmmaOp, WgmmaWaitOp, WgaccLoadOp,

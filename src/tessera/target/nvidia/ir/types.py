@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntAttr, VectorType, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntAttr, IntegerAttr, VectorType, i64
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, irdl_attr_definition
 from xdsl.parser import AttrParser
@@ -167,3 +167,16 @@ class NvOp(IRDLOperation):
     MIN_ARCH: ClassVar[str] = "sm_30"
     SMEM: ClassVar[str] = ""  # "", "read" or "write"
     irdl_options = (ParsePropInAttrDict(),)
+
+
+MAX_SMEM = 227 * 1024  # shared memory a Hopper CTA may hold
+
+
+def int_attr(v: int) -> IntegerAttr:
+    return IntegerAttr(v, i64)
+
+
+def check_smem_offset(op, what: str, value: int, align: int = 8) -> None:
+    """`value` is a shared-memory byte offset: non-negative, `align`-aligned and inside MAX_SMEM."""
+    if value < 0 or value % align or value >= MAX_SMEM:
+        fail(op, f"{what} {value} must be a multiple of {align} in [0, {MAX_SMEM})")

@@ -1,7 +1,7 @@
 """nv ops of the wgmma accumulator epilogue: 64 x n windows in wgmma's D layout to and from global memory.
 
 `nv.wgacc_load` / `nv.wgacc_store` move a consumer warpgroup's accumulator
-vector (slot i of thread t: see `nv_hopper_ops`) element-pair-wise;
+vector (slot i of thread t: see `hopper_ops`) element-pair-wise;
 `nv.wgacc_store_tma` stages it box by box in shared memory for TMA bulk
 stores, and `nv.tma_store_drain` waits for those before the CTA exits.
 `nv.splitk_fixup` sums the K splits of one accumulator block across CTAs
@@ -18,8 +18,7 @@ from xdsl.dialects.builtin import BoolAttr, FloatAttr, IndexType, IntegerAttr, M
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 
-from tessera.target.nvidia.ir.hopper_ops import _check_offset, _int
-from tessera.target.nvidia.ir.types import NvOp, expect_vec, fail
+from tessera.target.nvidia.ir.types import NvOp, check_smem_offset, expect_vec, fail, int_attr
 from tessera.ir.types import type_name
 
 
@@ -55,7 +54,7 @@ class WgaccLoadOp(NvOp):
                  pad: float = 0.0):
         t = VectorType(source.type.element_type, [n // 2])
         super().__init__(operands=[source, row, col], result_types=[t],
-                         properties={"n": _int(n), "broadcast_rows": BoolAttr.from_bool(broadcast_rows),
+                         properties={"n": int_attr(n), "broadcast_rows": BoolAttr.from_bool(broadcast_rows),
                                      "pad": FloatAttr(pad, f64)})
 
     def verify_(self) -> None:
@@ -75,7 +74,7 @@ class WgaccStoreOp(NvOp):
     assembly_format = "$value `,` $dest `[` $row `,` $col `]` attr-dict `:` type($value) `,` type($dest)"
 
     def __init__(self, value: SSAValue, dest: SSAValue, row: SSAValue, col: SSAValue, n: int):
-        super().__init__(operands=[value, dest, row, col], properties={"n": _int(n)})
+        super().__init__(operands=[value, dest, row, col], properties={"n": int_attr(n)})
 
     def verify_(self) -> None:
         _check_wgacc(self, self.value.type, self.dest.type, self.n.value.data)
@@ -113,7 +112,7 @@ class WgaccStoreTmaOp(NvOp):
 
     def __init__(self, value: SSAValue, dest: SSAValue, row: SSAValue, col: SSAValue, consumer: SSAValue, n: int,
                  stage: int):
-        super().__init__(operands=[value, dest, row, col, consumer], properties={"n": _int(n), "stage": _int(stage)})
+        super().__init__(operands=[value, dest, row, col, consumer], properties={"n": int_attr(n), "stage": int_attr(stage)})
 
     @staticmethod
     def row_bytes(elem, n: int) -> int:
@@ -139,7 +138,7 @@ class WgaccStoreTmaOp(NvOp):
             fail(self, f"memref {self.dest.type}: the TMA store epilogue writes bf16, f16 or f32")
         if not self.box_cols(self.dest.type.element_type, n):
             fail(self, f"n={n} must be a multiple of 32 (whole boxes of 64-byte rows; 128-byte rows for f32)")
-        _check_offset(self, "stage", self.stage.value.data, 1024)
+        check_smem_offset(self, "stage", self.stage.value.data, 1024)
 
 
 @irdl_op_definition
@@ -165,7 +164,7 @@ def _check_fixup(op) -> None:
         fail(op, f"result {op.result.type} differs from value {op.value.type}")
     if not 1 <= blocks <= 4:
         fail(op, f"blocks={blocks} must be in [1, 4] (64-row blocks of a tile of at most 256 rows)")
-    _check_offset(op, "flag", op.flag.value.data, 4)
+    check_smem_offset(op, "flag", op.flag.value.data, 4)
 
 
 @irdl_op_definition
@@ -203,7 +202,7 @@ class SplitkFixupOp(NvOp):
     def __init__(self, value: SSAValue, tile: SSAValue, split: SSAValue, block: SSAValue, consumer: SSAValue, *,
                  n: int, splits: int, blocks: int, flag: int):
         super().__init__(operands=[value, tile, split, block, consumer], result_types=[value.type, i1],
-                         properties={"n": _int(n), "splits": _int(splits), "blocks": _int(blocks), "flag": _int(flag)})
+                         properties={"n": int_attr(n), "splits": int_attr(splits), "blocks": int_attr(blocks), "flag": int_attr(flag)})
 
     @staticmethod
     def partial_bytes(n: int, splits: int, blocks: int) -> int:
@@ -262,8 +261,8 @@ class StreamkFixupOp(NvOp):
                  flag: int):
         super().__init__(operands=[value, tile, piece, pieces, first_slot, head, block, consumer],
                          result_types=[value.type, i1],
-                         properties={"n": _int(n), "blocks": _int(blocks), "slot_stride": _int(slot_stride),
-                                     "flag": _int(flag)})
+                         properties={"n": int_attr(n), "blocks": int_attr(blocks), "slot_stride": int_attr(slot_stride),
+                                     "flag": int_attr(flag)})
 
     @staticmethod
     def slot_bytes(n: int, blocks: int) -> int:
