@@ -8,7 +8,7 @@ import numpy as np
 from xdsl.dialects import scf
 
 from tessera.target.nvidia.ir import ops as nv
-from tessera.target.nvidia.emulate.nv_ir import CTA, NvRuntimeError, dtype_of, scalar_value
+from tessera.target.nvidia.emulate.nv_state import CTA, NvRuntimeError, dtype_of, scalar_value
 from tessera.ir.types import type_name
 from tessera.layouts import emulate, warp_tile_map
 
