@@ -20,6 +20,7 @@ import math
 
 from tessera.target.nvidia.emit import c_types as C
 from tessera.target.nvidia.ir import ops as nv
+from tessera.target.nvidia.ir.types import elem_bytes
 
 
 def tile_coords(shape, flat: str) -> list[str]:
@@ -160,6 +161,5 @@ def emit_cp_async_wait(e, op: nv.CpAsyncWaitOp) -> None:
 
 
 def nv_bytes(elem) -> int:
-    from tessera.target.nvidia.passes.lower_to_nv import elem_bytes
 
     return elem_bytes(elem)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from tessera.target.nvidia.emit import c_types as C
 from tessera.ir import diagnostics as D
 from tessera.target.nvidia.ir import hopper_ops as H
-from tessera.target.nvidia.passes.lower_to_nv import elem_bytes
+from tessera.target.nvidia.ir.types import elem_bytes
 
 
 def _acc_coords(e, op, i: str, broadcast: bool = False) -> tuple[str, str]:

@@ -180,3 +180,22 @@ def check_smem_offset(op, what: str, value: int, align: int = 8) -> None:
     """`value` is a shared-memory byte offset: non-negative, `align`-aligned and inside MAX_SMEM."""
     if value < 0 or value % align or value >= MAX_SMEM:
         fail(op, f"{what} {value} must be a multiple of {align} in [0, {MAX_SMEM})")
+
+
+# --- memory facts of the target ------------------------------------------------------------
+SMEM_ALIGN = 128
+SMEM_LIMIT = {(8, 0): 163 * 1024, (8, 6): 99 * 1024, (8, 9): 99 * 1024, (9, 0): 227 * 1024}
+
+
+def elem_bytes(t: Attribute) -> int:
+    """Bytes of one element of `t` in registers and memory (NV_LOWER_UNSUPPORTED for a type with no form)."""
+    name = type_name(t)
+    if name in ("bf16", "f16"):
+        return 2
+    if name in ("f32",):
+        return 4
+    if name in ("f64",):
+        return 8
+    if name.startswith("i") and name[1:].isdigit():
+        return max(1, int(name[1:]) // 8)
+    raise D.TesseraError(D.NV_LOWER_UNSUPPORTED, f"element type {name} has no register or memory form")

@@ -23,6 +23,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from tessera.target.nvidia.ir.ops import AllocSharedOp, BarrierOp, SmemType
+from tessera.target.nvidia.ir.types import elem_bytes
 
 EVERYTHING = ("*", None)
 
@@ -50,7 +51,6 @@ def _buffer(value: SSAValue, rotating: dict[SSAValue, int] | None = None):
     owner = value.owner
     t = value.type
     if isinstance(owner, AllocSharedOp):
-        from tessera.target.nvidia.passes.lower_to_nv import elem_bytes
 
         start = owner.offset.value.data
         return ("range", (start, start + t.extent() * elem_bytes(t.element_type)), t)

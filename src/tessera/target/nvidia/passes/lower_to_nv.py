@@ -42,26 +42,10 @@ from tessera.layouts import warp_tile_map
 from tessera.target.arch import Arch, parse_arch
 from tessera.target.nvidia.passes.barriers import drop_redundant_barriers
 from tessera.target.nvidia.passes.lane_index import smem_pitch
+from tessera.target.nvidia.ir.types import SMEM_ALIGN, SMEM_LIMIT, elem_bytes  # noqa: F401 - SMEM_LIMIT re-read by callers
 from tessera.passes.pipeline import register_pass, register_pipeline
 
 DEFAULT_THREADS = 128
-SMEM_ALIGN = 128
-SMEM_LIMIT = {(8, 0): 163 * 1024, (8, 6): 99 * 1024, (8, 9): 99 * 1024, (9, 0): 227 * 1024}
-
-
-def elem_bytes(t: Attribute) -> int:
-    name = type_name(t)
-    if name in ("bf16", "f16"):
-        return 2
-    if name in ("f32",):
-        return 4
-    if name in ("f64",):
-        return 8
-    if name.startswith("i") and name[1:].isdigit():
-        return max(1, int(name[1:]) // 8)
-    raise D.TesseraError(D.NV_LOWER_UNSUPPORTED, f"element type {name} has no register or memory form")
-
-
 def _align(n: int) -> int:
     return -(-n // SMEM_ALIGN) * SMEM_ALIGN
 

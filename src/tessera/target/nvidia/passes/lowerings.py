@@ -45,6 +45,7 @@ from tessera.ir import fragment_ops as F
 from tessera.target.nvidia.ir import ops as nv
 from tessera.ir import tile_ops as T
 from tessera.ir.types import FragmentType, TileType, type_name
+from tessera.target.nvidia.ir.types import SMEM_ALIGN, elem_bytes
 
 
 def refuse(op: Operation, why: str) -> None:
@@ -275,7 +276,6 @@ def lower_transpose(op: T.TransposeOp, k) -> None:
 
 def _scratch_pair(k, a: TileType, b: TileType) -> tuple[nv.AllocSharedOp, nv.AllocSharedOp]:
     """Two shared tiles side by side in the scratch region: `a` at its start, `b` at the next aligned byte."""
-    from tessera.target.nvidia.passes.lower_to_nv import SMEM_ALIGN, elem_bytes
 
     ta, base = k.scratch(a.get_shape(), a.element_type)
     gap = -(-ta.extent() * elem_bytes(a.element_type) // SMEM_ALIGN) * SMEM_ALIGN

@@ -16,7 +16,7 @@ from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.ir import tile_ops as T
 from tessera.ir.fragment_ops import FragmentStoreOp
 from tessera.ir.types import type_name
-from tessera.target.nvidia.passes.lower_to_nv import SMEM_LIMIT
+from tessera.target.nvidia.ir.types import SMEM_LIMIT
 from tessera.target.nvidia.passes.wgmma_kloop import KLoop, refuse
 
 
