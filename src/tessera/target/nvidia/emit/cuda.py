@@ -32,212 +32,18 @@ these numbers and the parameter list.
 
 from __future__ import annotations
 
-import re
-from contextlib import contextmanager
-from dataclasses import dataclass
-
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr, MemRefType, ModuleOp, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.ir import SSAValue
 
 from tessera.target.nvidia.emit import c_types as C
 from tessera.ir import diagnostics as D
+from tessera.target.nvidia.emit.emitter import (EmittedKernel, Emitter, KernelParam, Memref, OpTable,  # noqa: F401
+                                                location)
+from tessera.target.nvidia.emit.nv import NV_EMITTERS, SLOTWISE, emit_run, slots_of
+from tessera.target.nvidia.emit.scalar import SCALAR_EMITTERS
 
-_RESERVED = {"tid", "lane", "warp", "tsr_smem", "tsr_groups", "tsr_sbase", "int", "float", "double", "char", "bool", "long",
-             "short", "unsigned", "signed", "void", "const", "auto", "if", "else", "for", "while", "do", "return",
-             "break", "continue", "switch", "case", "default", "struct", "class", "union", "enum", "static",
-             "extern", "inline", "volatile", "register", "goto", "sizeof", "typedef", "template", "new", "delete",
-             "this", "true", "false", "asm", "min", "max", "abs", "exp", "log", "sqrt"}
-
-
-@dataclass(frozen=True)
-class KernelParam:
-    """One C parameter: `name` of `ctype`, standing for `role` of func argument `arg`.
-
-    Roles: ptr, size, stride, value (see the module docstring); on sm_90a also
-    `tmap` (a TMA tensor map of 2-D memref argument `arg`, read in boxes of
-    `box` = (rows, cols) with a `swizzle`-byte swizzle, zero fill out of bounds)
-    and `grid` (logical grid size along axis `dim` of a persistent kernel; `arg` is -1), and `scratch`
-    (a runtime-owned buffer of `dim` bytes per logical tile and `per_cta` bytes per launched CTA, for split-K's
-    and stream-K's partials and counters; `arg` is -1).
-    """
-
-    name: str
-    ctype: str
-    arg: int
-    role: str
-    dim: int | None = None
-    box: tuple[int, ...] = ()
-    swizzle: int = 0
-    per_cta: int = 0
-
-
-@dataclass(frozen=True)
-class EmittedKernel:
-    name: str
-    source: str
-    arch: str
-    num_threads: int
-    smem_bytes: int
-    params: tuple[KernelParam, ...]
-    persistent: bool = False  # launch min(logical CTAs, SMs) CTAs; the logical grid goes in `grid` params
-    cluster: int = 1  # CTAs per thread-block cluster (`__cluster_dims__`): the launch grid is a multiple of it
-    splitk: int = 1  # units of work per logical CTA of a persistent split-K kernel (more CTAs fill the device)
-    streamk: bool = False  # a stream-K kernel: launch a CTA per SM whatever the grid (they share the K steps)
-    cluster_axis: int = 0  # the logical-grid axis along which a cluster takes neighbouring tiles
-
-
-@dataclass(frozen=True)
-class Memref:
-    """How the body reaches a memref argument: pointer, per-dim size and stride expressions."""
-
-    ptr: str
-    sizes: tuple[str, ...]
-    strides: tuple[str, ...]
-    elem: object
-
-
-def location(op: Operation) -> str:
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
-    return D.op_location(op)
-
-
-class Emitter:
-    """The text being built: lines, indentation, C names of SSA values."""
-
-    def __init__(self, threads: int):
-        self.threads = threads
-        self.lines: list[str] = []
-        self.depth = 1
-        self.names: dict[SSAValue, str] = {}
-        self.taken: set[str] = set(_RESERVED)
-        self.memrefs: dict[SSAValue, Memref] = {}
-        self.tmaps: dict[SSAValue, str] = {}  # memref argument -> name of its TMA tensor-map parameter
-        self.uses_groups = False
-        self.fast_windows: dict = {}  # window op -> (base pointer, row-step) names on an interior path
-        self.staging: dict = {}  # nv.wgacc_store_tma -> names of its buffers, barrier and thread position
-
-    # -- text ------------------------------------------------------------------
-    def line(self, text: str) -> None:
-        self.lines.append("  " * self.depth + text)
-
-    def comment(self, op: Operation, what: str = "") -> None:
-        self.line(f"// {op.name} @ {location(op)}" + (f": {what}" if what else ""))
-
-    @contextmanager
-    def block(self, head: str = "", note: str = ""):
-        self.line(head + "{" + (f"  // {note}" if note else ""))
-        self.depth += 1
-        yield
-        self.depth -= 1
-        self.line("}")
-
-    @contextmanager
-    def unrolled(self, var: str, n: int, note: str = ""):
-        """A fully unrolled loop: register arrays indexed by `var` see only constants."""
-        self.line("#pragma unroll")
-        with self.block(f"for (int {var} = 0; {var} < {n}; ++{var}) ", note):
-            yield
-
-    # -- names -----------------------------------------------------------------
-    def fresh(self, hint: str | None) -> str:
-        base = re.sub(r"[^A-Za-z0-9_]", "_", hint or "v").strip("_") or "v"
-        if base[0].isdigit():
-            base = "v" + base
-        if base.startswith("tsr_"):
-            base = "u" + base
-        name, n = base, 1
-        while name in self.taken:
-            name = f"{base}_{n}"
-            n += 1
-        self.taken.add(name)
-        return name
-
-    def define(self, value: SSAValue, name: str | None = None) -> str:
-        name = name or self.fresh(value.name_hint)
-        self.names[value] = name
-        return name
-
-    def __getitem__(self, value: SSAValue) -> str:
-        if value not in self.names:
-            raise D.TesseraError(D.EMIT_UNSUPPORTED, f"value {value.name_hint or ''} of type {value.type} is used "
-                                                     "but was never defined by an emitted op", op=value.owner
-                                 if isinstance(value.owner, Operation) else None)
-        return self.names[value]
-
-    def memref(self, value: SSAValue, op: Operation) -> Memref:
-        if value not in self.memrefs:
-            raise D.TesseraError(D.EMIT_UNSUPPORTED, f"{op.name} reads a memref that is not a kernel argument",
-                                 op=op)
-        return self.memrefs[value]
-
-    # -- ops ---------------------------------------------------------------------
-    def emit_ops(self, ops) -> None:
-        """Emit ops in order; runs of slot-wise ops become one loop (see emit_nv.emit_run)."""
-        from tessera.target.nvidia.emit.nv import NV_EMITTERS, SLOTWISE, emit_run, slots_of
-        from tessera.target.nvidia.emit.scalar import SCALAR_EMITTERS
-
-        ops = list(ops)
-        i = 0
-        while i < len(ops):
-            op = ops[i]
-            if op.name in SLOTWISE:
-                run, hoisted, j = _collect_run(ops, i, SLOTWISE, slots_of)
-                self.emit_ops(hoisted)
-                emit_run(self, run)
-                i = j
-                continue
-            emit = NV_EMITTERS.get(op.name) or SCALAR_EMITTERS.get(op.name)
-            if emit is None:
-                raise D.TesseraError(D.EMIT_UNKNOWN_OP, f"no CUDA C++ for {op.name}; emission takes nv, arith, "
-                                                        "math, scf.for and func ops", op=op)
-            emit(self, op)
-            i += 1
-
-
-_HOISTABLE = ("arith.", "math.", "nv.alloc_shared", "nv.block_id", "nv.grid_dim")
-# Slot-wise ops of another slot count that may move before a run they do not depend on (no memory writes).
-_LOADS, _STORES = ("nv.load_global", "nv.wgacc_load"), ("nv.store_global", "nv.wgacc_store", "nv.wgacc_store_tma")
-_HOIST_SLOTWISE = ("nv.load_global", "nv.map", "nv.cmp", "nv.select", "nv.convert", "nv.splat", "nv.fill",
-                   "nv.iota", "nv.slots")
-
-
-def _collect_run(ops, i, slotwise, slots_of):
-    """Slot-wise ops from ops[i] with one slot count; pure scalar ops met on the way are hoisted before the run.
-
-    A run stops at anything else (a barrier, a fragment op, a loop), before a
-    global load from a memref that the run already stores to (fusing would let
-    an earlier slot read before a later slot's store) and before a second
-    staged TMA store.
-    """
-    run, hoisted, stored = [ops[i]], [], set()
-    n = slots_of(ops[i])
-    j = i + 1
-    if ops[i].name in _STORES:
-        stored.add(ops[i].dest)
-    produced = {ops[i].results[0]} if ops[i].results else set()
-    while j < len(ops):
-        op = ops[j]
-        if op.name in slotwise and slots_of(op) == n:
-            if op.name in _LOADS and op.source in stored:
-                break
-            if op.name == "nv.wgacc_store_tma" and any(o.name == op.name for o in run):
-                break  # one staged store per run: its box loop owns the run's barriers
-            if op.name in _STORES:
-                stored.add(op.dest)
-            run.append(op)
-            produced.update(op.results)
-        elif op.name.startswith(_HOISTABLE) and not op.regions:
-            hoisted.append(op)
-        elif op.name in _HOIST_SLOTWISE and not produced.intersection(op.operands) and not (
-                op.name in _LOADS and op.source in stored):
-            hoisted.append(op)  # e.g. a bias row's load: independent of the run, so it goes first
-        else:
-            break
-        j += 1
-    return run, hoisted, j
+TABLE = OpTable({**SCALAR_EMITTERS, **NV_EMITTERS}, frozenset(SLOTWISE), emit_run, slots_of)
 
 
 def _kernel(module: ModuleOp, name: str | None) -> func.FuncOp:
@@ -358,7 +164,7 @@ def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
     threads = attrs["nv.num_threads"].value.data
     smem = attrs["nv.smem_bytes"].value.data if isinstance(attrs.get("nv.smem_bytes"), IntegerAttr) else 0
     arch = attrs["nv.arch"].data
-    e = Emitter(threads)
+    e = Emitter(threads, TABLE)
     params = _signature(e, kernel)
     body_start = len(e.lines)
     e.emit_ops(kernel.body.block.ops)

@@ -269,7 +269,7 @@ def emit_grid(e, op) -> None:
 
 
 def emit_barrier(e, op) -> None:
-    from tessera.target.nvidia.emit.cuda import location
+    from tessera.target.nvidia.emit.emitter import location
 
     e.line(f"__syncthreads();  // {op.name} @ {location(op)}")
 

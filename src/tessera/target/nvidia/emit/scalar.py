@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, VectorType
 from xdsl.ir import Attribute, Operation
 
 from tessera.target.nvidia.emit import c_types as C
-from tessera.target.nvidia.emit.cuda import location
+from tessera.target.nvidia.emit.emitter import location
 from tessera.ir import diagnostics as D
 from tessera.target.nvidia.ir.ops import AsyncGroupType, SmemType
 
