@@ -95,3 +95,42 @@ def test_every_arch_reader_agrees(text, want):
                 need_arch(text)
     else:
         assert nvrtc_arch(text) == want and need_arch(text) == got and got.vendor == "nvidia"
+
+
+def _module_of(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def test_no_import_cycle_in_the_target_ir_passes_and_runtime():
+    """Function-level imports used to hold five cycles together (issue 14); none is left outside dsl/."""
+    rooms = ("target", "ir", "passes", "runtime", "compiler", "reference", "layouts")
+    paths = [p for room in rooms for p in (SRC / room).rglob("*.py")]
+    modules = {_module_of(p): p for p in paths}
+    graph = {m: {i for i in _imports(p) if i in modules and i != m} for m, p in modules.items()}
+    for m, p in modules.items():  # `from pkg import mod` names a module too
+        tree = ast.parse(p.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                graph[m] |= {f"{node.module}.{a.name}" for a in node.names} & modules.keys() - {m}
+    done, stack, cycles = set(), [], []
+
+    def visit(m):
+        if m in stack:
+            cycles.append(stack[stack.index(m):] + [m])
+            return
+        if m in done:
+            return
+        stack.append(m)
+        for n in sorted(graph[m]):
+            if not n.endswith("__init__") and modules[n].name != "__init__.py":
+                visit(n)
+        stack.pop()
+        done.add(m)
+
+    for m in sorted(graph):
+        visit(m)
+    assert not cycles, "\n".join(" -> ".join(c) for c in cycles[:5])
