@@ -64,8 +64,8 @@ class LaunchShape:
 
     @classmethod
     def of(cls, knobs: dict) -> "LaunchShape":
-        """From keyword arguments or a config dict; keys that are not knobs (BM, BN, BK, ...) are ignored only
-        when `knobs` comes from a config (use `from_config`); here an unknown key is an error."""
+        """From keyword knobs (compile's **knobs); a key that is not a knob is an error (a config dict that also
+        holds tile sizes goes through `from_config`)."""
         unknown = sorted(set(knobs) - {f.name for f in fields(cls)})
         if unknown:
             raise _fail(f"unknown launch-shape knob(s) {', '.join(unknown)}; the knobs are "

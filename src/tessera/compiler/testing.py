@@ -161,8 +161,8 @@ class HostKernel:
                 pointers.append(ctypes.cast(ctypes.pointer(c), ctypes.c_void_p))
         argv = (ctypes.c_void_p * max(1, len(pointers)))(*pointers)
         launch_library(self.lib, argv, dims + (1,) * (3 - len(dims)), self.kernel.name)
-        for (index, array, back), original in zip(bound.host, (args[i] for i, _, _ in bound.host)):
-            if back and array is not original:
-                np.copyto(original, array)
+        for index, array, back in bound.host:  # a contiguous copy of a view goes back into the caller's array
+            if back and array is not args[index]:
+                np.copyto(args[index], array)
         self.backend.launches += 1
         return self.result

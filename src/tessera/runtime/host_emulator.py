@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from tessera.ir import diagnostics as D
+from tessera.ir.argcheck import ELEM_OF_NUMPY
 from tessera.layouts import lane_map
-from tessera.runtime.args import ELEM_DTYPES
 from tessera.target.nvidia.emit.cuda import EmittedKernel
 
 _SHIM = r"""
@@ -367,7 +367,6 @@ def tensor_map_arg(raw: bytes):
     return buf, ctypes.c_void_p(ctypes.addressof(buf) + at)
 
 
-_ELEM_OF = {numpy_name: elem for elem, numpy_name in ELEM_DTYPES.items()}  # 'bfloat16' -> 'bf16'
 WAIT_LIMIT_S = 20  # a barrier or mbarrier wait longer than this on the emulator is a deadlock
 PERSISTENT_CTAS = 3  # CTAs a persistent kernel gets here: several tiles each, and both ping-pong consumers busy
 PERSISTENT_CLUSTERS = 2  # clusters a cluster kernel gets here: its CTAs stride over the tiles in pairs
@@ -412,7 +411,7 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
         elif p.role == "tmap":
             if current.ndim != 2 or current.strides[1] != current.itemsize:
                 raise D.TesseraError(D.RUNTIME_TMA_INVALID, f"{p.name}: TMA reads 2-D arrays with contiguous rows")
-            raw = host_tensor_map(current.ctypes.data, _ELEM_OF[current.dtype.name], current.shape,
+            raw = host_tensor_map(current.ctypes.data, ELEM_OF_NUMPY[current.dtype.name], current.shape,
                                   (current.strides[0] // current.itemsize, 1), p.box, p.swizzle)
             values.append(tensor_map_arg(raw))
         elif p.role == "grid":

@@ -38,8 +38,7 @@ from xdsl.ir import SSAValue
 
 from tessera.target.nvidia.emit import c_types as C
 from tessera.ir import diagnostics as D
-from tessera.target.nvidia.emit.emitter import (EmittedKernel, Emitter, KernelParam, Memref, OpTable,  # noqa: F401
-                                                location)
+from tessera.target.nvidia.emit.emitter import EmittedKernel, Emitter, KernelParam, Memref, OpTable
 from tessera.target.nvidia.emit.nv import NV_EMITTERS, SLOTWISE, emit_run, slots_of
 from tessera.target.nvidia.emit.scalar import SCALAR_EMITTERS
 

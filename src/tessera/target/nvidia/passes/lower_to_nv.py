@@ -42,7 +42,7 @@ from tessera.layouts import warp_tile_map
 from tessera.target.arch import Arch, parse_arch
 from tessera.target.nvidia.passes.barriers import drop_redundant_barriers
 from tessera.target.nvidia.passes.lane_index import smem_pitch
-from tessera.target.nvidia.ir.types import SMEM_ALIGN, SMEM_LIMIT, elem_bytes  # noqa: F401 - SMEM_LIMIT re-read by callers
+from tessera.target.nvidia.ir.types import SMEM_ALIGN, SMEM_LIMIT, elem_bytes
 from tessera.passes.pipeline import register_pass, register_pipeline
 
 DEFAULT_THREADS = 128
