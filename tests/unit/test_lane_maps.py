@@ -328,6 +328,57 @@ def test_descriptor_fields_and_hardware_addressing(mode, code, lbo, sbo):
         np.testing.assert_array_equal(sl.descriptor(k0).address(r, kk), sl.offset(r, k0 + kk))
 
 
+MN_MODES = ("32B", "64B", "128B")
+
+
+@pytest.mark.parametrize("mode", MN_MODES)
+@pytest.mark.parametrize("rows,cols", [(64, 64), (256, 64), (128, 32)])
+def test_mn_major_descriptor_reaches_the_layout_bytes(mode, rows, cols):
+    """MN-major (imm-trans 1): the descriptor's LBO steps W-byte blocks of MN, SBO groups of 8 K rows; for every
+    k16 step it addresses exactly the bytes the layout (the TMA's boxes of cols x W/2) put each element at."""
+    sl = smem_layout(rows, cols, "bf16", mode, major="mn")
+    W = sl.mode.row_bytes
+    offs = sl.table()
+    assert (np.bincount(np.concatenate([offs.ravel(), offs.ravel() + 1]), minlength=sl.size_bytes) == 1).all()
+    # The TMA view: element (mn, k) of box mn // (W/2) is row k, byte 2 * (mn % (W/2)) of it, swizzled.
+    mn, k = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    box = (mn * 2) // W
+    np.testing.assert_array_equal(offs, sl.mode.apply(box * cols * W + k * W + (mn * 2) % W))
+    desc = sl.descriptor()
+    assert (desc.lbo, desc.sbo, desc.trans) == (cols * W, 8 * W, 1)
+    r, kk = np.meshgrid(np.arange(rows), np.arange(16), indexing="ij")
+    for k0 in range(0, cols, 16):
+        d = sl.descriptor(k0)
+        assert d.start % (8 * W) == 0  # each k16 step starts on a swizzle-pattern boundary: base offset 0
+        np.testing.assert_array_equal(d.address(r, kk), sl.offset(r, k0 + kk))
+
+
+@pytest.mark.parametrize("a_major,b_major", [("k", "mn"), ("mn", "k"), ("mn", "mn")])
+def test_emulated_wgmma_from_mn_major_smem_equals_matmul(a_major, b_major):
+    """a@b with B stored [K, N] (MN-major) and A stored [K, M]: the same wgmma emulation, other descriptors."""
+    M, N, K = 64, 128, 64
+    rng = np.random.default_rng(11)
+    acc = lane_map("wgmma", "acc", 64, N, 16, "bf16")
+    A, B = rand(rng, (M, K), "bf16"), rand(rng, (K, N), "bf16")
+    sA, sB = smem_layout(M, K, "bf16", "128B", a_major), smem_layout(N, K, "bf16", "128B", b_major)
+    smem = np.zeros(sA.size_bytes + sB.size_bytes, np.uint8)
+    emulate.store_tile(smem, sA, A)
+    emulate.store_tile(smem, sB, B.T, base=sA.size_bytes)
+    d = np.zeros((128, N // 2))
+    for k0 in range(0, K, 16):
+        d = emulate.wgmma_ss(acc, smem, sA.descriptor(k0), sB.descriptor(k0, base=sA.size_bytes), d)
+    np.testing.assert_allclose(acc.unpack(d), f64(A) @ f64(B), rtol=1e-12, atol=1e-12)
+
+
+def test_mn_major_layout_rejects_what_it_cannot_describe():
+    with pytest.raises(ValueError, match="MN a multiple of 128 bytes"):
+        smem_layout(32, 64, "bf16", "128B", major="mn")
+    with pytest.raises(ValueError, match="interleaved"):
+        smem_layout(64, 64, "bf16", "none", major="mn")
+    with pytest.raises(ValueError, match="majors are"):
+        smem_layout(64, 64, "bf16", "128B", major="row")
+
+
 def test_smem_layout_rejects_bad_shapes():
     with pytest.raises(ValueError, match="multiple of 128 bytes"):
         smem_layout(64, 32, "bf16", "128B")

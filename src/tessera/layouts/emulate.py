@@ -49,7 +49,8 @@ def warp_tile_mma(a: LaneMap, b: LaneMap, acc: LaneMap, a_frag: np.ndarray,
 
 
 def store_tile(smem: np.ndarray, layout: SmemLayout, tile: np.ndarray, base: int = 0) -> None:
-    """Write a K-major tile into the byte buffer ``smem`` through ``layout`` (the TMA's job)."""
+    """Write a rows x cols (MN x K) operand tile into the byte buffer ``smem`` through ``layout`` (the TMA's job),
+    K-major or MN-major as the layout says."""
     r, c = np.meshgrid(np.arange(layout.rows), np.arange(layout.cols), indexing="ij")
     offs = base + layout.offset(r, c)
     bits = np.ascontiguousarray(tile.astype(NP_DTYPES[layout.dtype])).view(np.uint16)

@@ -1,10 +1,16 @@
-"""Shared-memory operand layouts for wgmma: K-major 16-bit tiles and swizzles.
+"""Shared-memory operand layouts for wgmma: K-major and MN-major 16-bit tiles and swizzles.
 
-A K-major operand tile is R rows (M or N) x C columns (K) of bf16/f16. The
-canonical layouts (PTX ISA "Shared Memory Matrix Layout"; CUTLASS
+An operand tile is R rows (M or N) x C columns (K) of bf16/f16, addressed
+(mn, k) whichever way it is stored. K-major (the instruction's imm-trans 0):
+the canonical layouts (PTX ISA "Shared Memory Matrix Layout"; CUTLASS
 ``Layout_K_{INTER,SW32,SW64,SW128}_Atom``) are built from core matrices of
 8 rows x 16 bytes. A swizzle atom is 8 rows x W bytes (W = 16, 32, 64, 128);
-atoms tile the rows first, then K. The swizzle XORs byte-address bits
+atoms tile the rows first, then K. MN-major (imm-trans 1: B stored [K, N]
+as a row-major a@b has it, or A stored [K, M]): the tile is kept as the
+TMA writes it, C rows of K, each W bytes of MN, one such column block of
+W/2 elements after another; an atom is W bytes of MN x 8 rows of K. PTX's
+canonical form ((T,W/16,m),(8,k)) : ((1,T,LBO),(W/2,SBO)) then has LBO =
+C * W (the next block of MN) and SBO = 8 * W (the next 8 rows of K). The swizzle XORs byte-address bits
 [4, 4+b) with bits [7, 7+b): Swizzle<b,4,3> with b = 0, 1, 2, 3. It keeps
 16-byte chunks whole and, for 128B, spreads the 8 rows of a core-matrix
 group over the 8 16-byte bank groups, so ldmatrix/TMA do not conflict.
@@ -49,9 +55,12 @@ MODES = {m.name: m for m in (
 class MatrixDescriptor:
     """sm_90 wgmma shared-memory matrix descriptor fields, in bytes.
 
-    lbo: K-direction distance between core matrices. Only "none" reads it;
-    in swizzled K-major modes K chunks are adjacent, so it is 16 (encodes 1).
-    sbo: distance between 8-row core-matrix groups along M/N.
+    K-major: lbo is the K-direction distance between core matrices; only
+    "none" reads it (in swizzled modes K chunks are adjacent, so it is 16,
+    encoding 1); sbo is the distance between 8-row core-matrix groups along
+    M/N. MN-major: lbo is the distance between W-byte blocks of MN, sbo
+    between groups of 8 K rows. `major` is not a descriptor field: it is the
+    instruction's imm-trans-a / imm-trans-b (1 for "mn").
     """
 
     start: int
@@ -59,6 +68,12 @@ class MatrixDescriptor:
     sbo: int
     mode: SwizzleMode
     base_offset: int = 0  # 0 for tiles aligned to the swizzle pattern
+    major: str = "k"
+
+    @property
+    def trans(self) -> int:
+        """The wgmma imm-trans operand for this descriptor: 0 K-major, 1 MN-major."""
+        return int(self.major == "mn")
 
     def encode(self) -> int:
         """The 64-bit descriptor: start, LBO, SBO in 16-byte units (14 bits each)."""
@@ -75,8 +90,13 @@ class MatrixDescriptor:
         row in [0, 64) for A (or N for B), kcol in [0, 16): core-matrix
         arithmetic from the fields, then the mode's swizzle on the address.
         """
-        kb = np.asarray(kcol) * elem_bytes  # byte within the 32-byte K step
         row = np.asarray(row)
+        if self.major == "mn":
+            W, kcol = self.mode.row_bytes, np.asarray(kcol)
+            mb = row * elem_bytes
+            addr = self.start + (mb // W) * self.lbo + (kcol >> 3) * self.sbo + (kcol & 7) * W + mb % W
+            return self.mode.apply(addr)
+        kb = np.asarray(kcol) * elem_bytes  # byte within the 32-byte K step
         group, r8 = row >> 3, row & 7
         if self.mode.bits == 0:
             addr = self.start + group * self.sbo + (kb >> 4) * self.lbo + r8 * 16 + (kb & 15)
@@ -87,12 +107,13 @@ class MatrixDescriptor:
 
 @dataclass(frozen=True)
 class SmemLayout:
-    """(row, col) -> byte offset of a K-major rows x cols tile in one mode."""
+    """(row, col) -> byte offset of a rows (MN) x cols (K) operand tile in one mode, K-major or MN-major."""
 
     rows: int
     cols: int
     dtype: str
     mode: SwizzleMode
+    major: str = "k"
 
     @property
     def elem_bytes(self) -> int:
@@ -103,8 +124,12 @@ class SmemLayout:
         return self.rows * self.cols * self.elem_bytes
 
     def linear_offset(self, row: np.ndarray, col: np.ndarray) -> np.ndarray:
-        """Byte offset before the swizzle: atoms of 8 x W bytes, rows first, then K."""
+        """Byte offset before the swizzle: K-major, atoms of 8 x W bytes, rows first, then K; MN-major, blocks
+        of W bytes of MN, each all K rows of W bytes (what a TMA box of cols x W/2 elements writes)."""
         W = self.mode.row_bytes
+        if self.major == "mn":
+            mb = np.asarray(row) * self.elem_bytes
+            return (mb // W) * (self.cols * W) + np.asarray(col) * W + mb % W
         cb = np.asarray(col) * self.elem_bytes
         return (cb // W) * (self.rows * W) + np.asarray(row) * W + cb % W
 
@@ -124,24 +149,40 @@ class SmemLayout:
                              f"{self.cols}-column tile.")
         W = self.mode.row_bytes
         start = base + int(self.linear_offset(0, k0))
+        if self.major == "mn":
+            return MatrixDescriptor(start, lbo=self.cols * W, sbo=8 * W, mode=self.mode, major="mn")
         lbo = self.rows * W if self.mode.bits == 0 else 16  # next core matrix along K
         return MatrixDescriptor(start, lbo=lbo, sbo=8 * W, mode=self.mode)
 
 
-def smem_layout(rows: int, cols: int, dtype: str, mode: str) -> SmemLayout:
-    """The canonical K-major shared-memory layout of a rows x cols operand tile.
+MAJORS = ("k", "mn")
+
+
+def smem_layout(rows: int, cols: int, dtype: str, mode: str, major: str = "k") -> SmemLayout:
+    """The canonical shared-memory layout of a rows x cols operand tile.
 
     Args:
-        rows: M (for A) or N (for B); a multiple of 8.
-        cols: K; cols * element bytes must be a multiple of the mode's row width.
+        rows: M (for A) or N (for B); a multiple of 8 (K-major) or of the mode's width in elements (MN-major).
+        cols: K; K-major: cols * element bytes must be a multiple of the mode's row width; MN-major: a
+            multiple of 8.
         dtype: ``bf16`` or ``f16``.
-        mode: ``none`` (interleaved core matrices), ``32B``, ``64B`` or ``128B``.
+        mode: ``none`` (interleaved core matrices, K-major only), ``32B``, ``64B`` or ``128B``.
+        major: ``k`` (K contiguous) or ``mn`` (M or N contiguous).
     """
     if dtype not in ELEM_BYTES:
         raise ValueError(f"smem_layout supports dtypes {sorted(ELEM_BYTES)}, got {dtype!r}.")
     if mode not in MODES:
         raise ValueError(f"smem_layout modes are {list(MODES)}, got {mode!r}.")
+    if major not in MAJORS:
+        raise ValueError(f"smem_layout majors are {list(MAJORS)}, got {major!r}.")
     m = MODES[mode]
+    if major == "mn":
+        if m.bits == 0:
+            raise ValueError("the interleaved (no swizzle) MN-major layout is not modelled; use 32B, 64B or 128B.")
+        if rows <= 0 or (rows * ELEM_BYTES[dtype]) % m.row_bytes or cols <= 0 or cols % 8:
+            raise ValueError(f"a {mode} MN-major {dtype} tile needs MN a multiple of {m.row_bytes} bytes and K a "
+                             f"multiple of 8; got {rows}x{cols}.")
+        return SmemLayout(rows, cols, dtype, m, "mn")
     if rows <= 0 or rows % 8 or cols <= 0 or (cols * ELEM_BYTES[dtype]) % m.row_bytes:
         raise ValueError(f"a {mode} K-major {dtype} tile needs rows a multiple of 8 and "
                          f"rows of a multiple of {m.row_bytes} bytes; got {rows}x{cols}.")

@@ -257,19 +257,25 @@ static inline void tsr_warpgroup_sync() { tsr_wg_barrier[tsr_rank][threadIdx.x >
 static inline float tsr_smem_half(unsigned a, int bf) {
   tsr_u16 h; std::memcpy(&h, tsr_smem + a, 2); return bf ? __uint_as_float((unsigned)h << 16) : tsr_f16_f32(h);
 }
-// The byte a K-major swizzled descriptor names for (row, k): start + (row / 8) * SBO + (row % 8) * W + 2k, swizzled.
-static inline unsigned tsr_desc_addr(unsigned long long d, int row, int k) {
-  const unsigned start = (unsigned)(d & 0x3FFF) << 4, sbo = (unsigned)((d >> 32) & 0x3FFF) << 4;
+// The byte a swizzled descriptor names for (row, k), row along M or N. K-major: start + (row / 8) * SBO +
+// (row % 8) * W + 2k; MN-major (trans): start + (2 row / W) * LBO + (k / 8) * SBO + (k % 8) * W + 2 row % W.
+static inline unsigned tsr_desc_addr(unsigned long long d, int row, int k, int trans) {
+  const unsigned start = (unsigned)(d & 0x3FFF) << 4, lbo = (unsigned)((d >> 16) & 0x3FFF) << 4;
+  const unsigned sbo = (unsigned)((d >> 32) & 0x3FFF) << 4;
   const int mode = (int)(d >> 62), width = mode == 1 ? 128 : mode == 2 ? 64 : 32;
   if (mode == 0) std::abort();  // the interleaved layout is never emitted
+  if (trans)
+    return tsr_swizzle(start + (2 * row / width) * lbo + (k >> 3) * sbo + (k & 7) * width + (2 * row) % width, width);
   return tsr_swizzle(start + (row >> 3) * sbo + (row & 7) * width + 2 * k, width);
 }
-static inline void tsr_wgmma_host(float* d, int n, unsigned long long da, unsigned long long db, int bf) {
+static inline void tsr_wgmma_host(float* d, int n, unsigned long long da, unsigned long long db, int bf, int ta = 0,
+                                  int tb = 0) {
   const int t = threadIdx.x & 127, w = t >> 5, l = t & 31;
   for (int i = 0; i < n / 2; ++i) {
     const int row = 16 * w + (l >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (l & 3) + (i & 1);
     float acc = d[i];
-    for (int k = 0; k < 16; ++k) acc += tsr_smem_half(tsr_desc_addr(da, row, k), bf) * tsr_smem_half(tsr_desc_addr(db, col, k), bf);
+    for (int k = 0; k < 16; ++k)
+      acc += tsr_smem_half(tsr_desc_addr(da, row, k, ta), bf) * tsr_smem_half(tsr_desc_addr(db, col, k, tb), bf);
     d[i] = acc;
   }
 }

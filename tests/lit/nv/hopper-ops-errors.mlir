@@ -218,6 +218,23 @@ func.func @wgmma_n_264(%acc: vector<132xf32>, %i: index) {
 
 // -----
 
+func.func @wgmma_major(%acc: vector<128xf32>, %i: index) {
+  // An operand is stored K-major or MN-major; "row" names neither.
+  // expected-error@+1 {{NV_OP_INVALID: nv.wgmma: b_major="row" is not one of "k", "mn"}}
+  %d = nv.wgmma %acc, %i, %i {n = 256 : i64, k = 64 : i64, dtype = bf16, a = array<i64: 0, 16384, 128, 8192>, b = array<i64: 49152, 32768, 256>, swizzle = 128 : i64, b_major = "row"} : vector<128xf32> -> vector<128xf32>
+  func.return
+}
+
+// -----
+
+func.func @wgmma_major_interleaved(%acc: vector<128xf32>, %i: index) {
+  // expected-error@+1 {{NV_OP_INVALID: nv.wgmma: a_major="mn" needs a swizzled layout (swizzle 32, 64 or 128): the interleaved MN-major layout is not lowered}}
+  %d = nv.wgmma %acc, %i, %i {n = 256 : i64, k = 64 : i64, dtype = bf16, a = array<i64: 0, 16384, 128, 8192>, b = array<i64: 49152, 32768, 256>, swizzle = 0 : i64, a_major = "mn"} : vector<128xf32> -> vector<128xf32>
+  func.return
+}
+
+// -----
+
 func.func @wgmma_k(%acc: vector<128xf32>, %i: index) {
   // One wgmma instruction reads k16 of a 16-bit type: K is a whole number of them.
   // expected-error@+1 {{NV_OP_INVALID: nv.wgmma: k=24 must be a positive multiple of 16}}

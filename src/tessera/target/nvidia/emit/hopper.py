@@ -111,11 +111,13 @@ def _descriptors(op: H.WgmmaOp) -> tuple[list[tuple[int, int]], list[tuple[int, 
     k, dt = op.k.value.data, C.name_of(op.dtype)
     mode = SWIZZLE_MODE[op.swizzle.value.data]
     out = []
-    for rows in (ints(op.a)[2], ints(op.b)[2]):
+    for role, rows in (("a", ints(op.a)[2]), ("b", ints(op.b)[2])):
+        major = op.major(role)
         try:
-            lay = smem_layout(rows, k, dt, mode)
+            lay = smem_layout(rows, k, dt, mode, major)
         except ValueError as err:
-            raise D.TesseraError(D.EMIT_UNSUPPORTED, f"nv.wgmma operand tile {rows}x{k}: {err}", op=op) from None
+            raise D.TesseraError(D.EMIT_UNSUPPORTED, f"nv.wgmma {role} tile {rows}x{k} ({major}-major): {err}",
+                                 op=op) from None
         steps = []
         for j in range(k // 16):
             d = lay.descriptor(k0=16 * j)
@@ -139,7 +141,9 @@ def emit_wgmma(e, op: H.WgmmaOp) -> None:
     a_base, a_stage, _, a_wg = ints(op.a)
     b_base, b_stage, _ = ints(op.b)
     d = e.define(op.result)
-    e.comment(op, f"m64n{n}k{k} = {k // 16} x wgmma m64n{n}k16, {dt} from shared memory, f32 accumulate")
+    ta, tb = (int(op.major(r) == "mn") for r in ("a", "b"))
+    majors = "" if not (ta or tb) else f" (A {op.major('a')}-major, B {op.major('b')}-major)"
+    e.comment(op, f"m64n{n}k{k} = {k // 16} x wgmma m64n{n}k16, {dt} from shared memory{majors}, f32 accumulate")
     e.line(f"float {d}[{regs}];")
     from tessera.target.nvidia.emit.scalar import copy
 
@@ -156,9 +160,10 @@ def emit_wgmma(e, op: H.WgmmaOp) -> None:
         for j, ((ao, ac), (bo, bc)) in enumerate(zip(a_steps, b_steps)):
             da, db = f"tsr_wgmma_desc(a_ + {ao}u, 0x{ac:x}ull)", f"tsr_wgmma_desc(b_ + {bo}u, 0x{bc:x}ull)"
             e.line("#ifdef TESSERA_HOST_EMULATION")
-            e.line(f"tsr_wgmma_host({d}, {n}, {da}, {db}, {int(dt == 'bf16')});  // k16 step {j}")
+            trans = f", {ta}, {tb}" if ta or tb else ""
+            e.line(f"tsr_wgmma_host({d}, {n}, {da}, {db}, {int(dt == 'bf16')}{trans});  // k16 step {j}")
             e.line("#else")
-            e.line(f"asm volatile(\"{instr} {_acc_operands(regs)}, %{regs}, %{regs + 1}, 1, 1, 1, 0, 0;\\n\"")
+            e.line(f"asm volatile(\"{instr} {_acc_operands(regs)}, %{regs}, %{regs + 1}, 1, 1, 1, {ta}, {tb};\\n\"")
             e.line(f"    : {_acc_constraints(d, regs)}")
             e.line(f"    : \"l\"({da}), \"l\"({db}));  // k16 step {j}")
             e.line("#endif")

@@ -288,10 +288,12 @@ class WgmmaOp(NvOp):
 
     A (64 x k rows of this warpgroup, K-major) starts at `a` = [base, stage_bytes,
     rows, warpgroup_bytes]: byte `base + stage * stage_bytes + wg * warpgroup_bytes`
-    of a K-major `rows` x k tile; B (N x k, K-major) at `b` = [base, stage_bytes,
-    rows]. Both use the canonical `swizzle` layout (tessera.layouts.smem_swizzle),
-    whose descriptors the emitter builds. The instructions are asynchronous: the
-    result may be read only after `nv.wgmma_wait`.
+    of a `rows` x k tile; B (N x k) at `b` = [base, stage_bytes, rows]. Both use
+    the canonical `swizzle` layout (tessera.layouts.smem_swizzle), whose
+    descriptors the emitter builds: K-major unless `a_major` / `b_major` is
+    "mn" (A stored k x M, B stored k x N, as TMA boxes of k rows; the
+    instruction's imm-trans-a / imm-trans-b). The instructions are
+    asynchronous: the result may be read only after `nv.wgmma_wait`.
     """
 
     name = "nv.wgmma"
@@ -306,14 +308,24 @@ class WgmmaOp(NvOp):
     a = prop_def(DenseArrayBase)
     b = prop_def(DenseArrayBase)
     swizzle = prop_def(IntegerAttr)
+    a_major = opt_prop_def(StringAttr)  # "mn": A is stored M-contiguous (imm-trans-a 1); absent: K-major
+    b_major = opt_prop_def(StringAttr)  # "mn": B is stored N-contiguous (imm-trans-b 1); absent: K-major
     result = result_def(VectorType)
     assembly_format = "$acc `,` $stage `,` $wg attr-dict `:` type($acc) `->` type($result)"
+    MAJORS: ClassVar[tuple[str, ...]] = ("k", "mn")
 
     def __init__(self, acc: SSAValue, stage: SSAValue, wg: SSAValue, *, n: int, k: int, dtype: Attribute,
-                 a: tuple[int, int, int, int], b: tuple[int, int, int], swizzle: int):
-        super().__init__(operands=[acc, stage, wg], result_types=[acc.type],
-                         properties={"n": int_attr(n), "k": int_attr(k), "dtype": dtype, "a": i64s(a), "b": i64s(b),
-                                     "swizzle": int_attr(swizzle)})
+                 a: tuple[int, int, int, int], b: tuple[int, int, int], swizzle: int, a_major: str = "k",
+                 b_major: str = "k"):
+        props = {"n": int_attr(n), "k": int_attr(k), "dtype": dtype, "a": i64s(a), "b": i64s(b),
+                 "swizzle": int_attr(swizzle)}
+        props.update({name: StringAttr(v) for name, v in (("a_major", a_major), ("b_major", b_major)) if v != "k"})
+        super().__init__(operands=[acc, stage, wg], result_types=[acc.type], properties=props)
+
+    def major(self, role: str) -> str:
+        """"k" or "mn": how operand `role` ("a" or "b") is stored."""
+        attr = self.a_major if role == "a" else self.b_major
+        return "k" if attr is None else attr.data
 
     def verify_(self) -> None:
         n, k = self.n.value.data, self.k.value.data
@@ -330,6 +342,12 @@ class WgmmaOp(NvOp):
             fail(self, "a must be [base, stage_bytes, rows, warpgroup_bytes] and b [base, stage_bytes, rows]")
         if self.swizzle.value.data not in SWIZZLES:
             fail(self, f"swizzle={self.swizzle.value.data} is not one of {SWIZZLES}")
+        for role in ("a", "b"):
+            if self.major(role) not in self.MAJORS:
+                fail(self, f"{role}_major=\"{self.major(role)}\" is not one of \"k\", \"mn\"")
+            if self.major(role) == "mn" and self.swizzle.value.data == 0:
+                fail(self, f"{role}_major=\"mn\" needs a swizzled layout (swizzle 32, 64 or 128): the interleaved "
+                           "MN-major layout is not lowered")
 
 
 @irdl_op_definition

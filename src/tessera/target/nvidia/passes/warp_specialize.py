@@ -4,7 +4,8 @@ warp-specialised sm_90a nv kernel.
 Input: what tile-to-fragments{arch=sm_90a} makes of a GEMM-shaped tile
 program (DESIGN section 2): one `scf.for` K-loop whose body copies two
 global windows into shared tiles (`tile.view` + `tile.async_copy`), packs a
-and b wgmma fragments from them (b with layout "col": B staged as N x K) and
+and b wgmma fragments from them (each K-major or MN-major: A as M x K or,
+transposed, K x M; B as N x K transposed or K x N as a plain a@b has it) and
 accumulates with `tile.fragment_mma` into a loop-carried accumulator that
 starts at `fragment_zero`; scalar index math before the loop; after it, an
 epilogue of elementwise tile ops, loads, broadcasts of [1, N] rows and
@@ -12,8 +13,9 @@ stores on the accumulator's tile.
 
 Output (nv IR, one thread's view; see `tessera.target.nvidia.ir.hopper_ops`):
 
-* shared memory (`ws_layout`; the unit raster is `ws_units`): `stages` slots of A (BM x BK) and B (BN x BK)
-  in the canonical K-major swizzled layout, the TMA store staging
+* shared memory (`ws_layout`; the unit raster is `ws_units`): `stages` slots of A and B in the canonical
+  swizzled layouts (K-major, or MN-major read with imm-trans; TMA boxes of one swizzle row across the
+  tile's contiguous dimension), the TMA store staging
   (store=tma), then the mbarrier arrays: `full` (TMA bytes landed) and
   `empty` (consumers done with the slot);
 * warpgroup 0 is the producer: it gives registers back (setmaxnreg.dec) and
@@ -243,7 +245,7 @@ class Builder:
             for opnd, base, stage_bytes in ((kl.a, lay.a_base, lay.a_stage), (kl.b, lay.b_base, lay.b_stage)):
                 row, col = (body_map.get(v, v) for v in opnd.view.offsets)
                 shared = opnd is self.shared and self.cluster > 1
-                for j in range(kl.bk // lay.box_cols):
+                for j in range(opnd.cols // lay.box_cols):  # boxes across the contiguous dimension
                     c = col if j == 0 else binop(inner, arith.AddiOp, col, j * lay.box_cols)
                     dst = base + j * opnd.rows * lay.swizzle
                     if not shared:
@@ -261,8 +263,9 @@ class Builder:
             inner.append(H.MbarrierWaitOp(stage, phase, lay.full))
             rows = self.row_blocks(inner, consumer, blocks)
             mmas = [H.WgmmaOp(acc, stage, r, n=kl.bn, k=kl.bk, dtype=kl.dtype,
-                              a=(lay.a_base, lay.a_stage, kl.bm, WG_ROWS * lay.swizzle),
-                              b=(lay.b_base, lay.b_stage, kl.bn), swizzle=lay.swizzle)
+                              a=(lay.a_base, lay.a_stage, kl.bm, lay.warpgroup_bytes(kl)),
+                              b=(lay.b_base, lay.b_stage, kl.bn), swizzle=lay.swizzle, a_major=kl.a.major,
+                              b_major=kl.b.major)
                     for acc, r in zip(block.args[2:], rows)]
             dones = [H.WgmmaWaitOp(m.result, blocks * self.lag) for m in mmas]  # lag: this step's groups in flight
             inner += [*mmas, *dones]
@@ -311,7 +314,7 @@ class Builder:
         (B when there is one row of tiles: M <= BM). Such boxes are loaded with an L2 evict-first hint, so
         streaming them does not evict the operand every CTA shares (measured: 128 x 8192 x 8192 4% faster).
         None when every axis matters (nothing to decide)."""
-        follows = _pid_axes(self.kl, opnd.view.offsets[0])
+        follows = _pid_axes(self.kl, opnd.mn_offset)
         others = [g for axis, g in enumerate(sizes) if axis not in follows]
         if not others or len(follows) == 0:
             return None

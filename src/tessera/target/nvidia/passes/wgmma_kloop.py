@@ -27,21 +27,49 @@ WG_ROWS = 64  # rows of the tile one wgmma (m64) covers: one consumer warpgroup'
 
 def refuse(op: Operation, message: str, hint: str | None = None) -> D.TesseraError:
     return D.TesseraError(D.NV_WGMMA_UNSUPPORTED, message, op=op,
-                          hint=hint or "write the kernel as one K-loop of tile.load + tile.dot (B loaded as [N, K] "
-                                       "and transposed) followed by an elementwise epilogue, or target sm_90")
+                          hint=hint or "write the kernel as one K-loop of tile.load + tile.dot followed by an "
+                                       "elementwise epilogue, or target sm_90")
+
+
+# The fragment layout a wgmma operand is packed with -> how its shared tile is stored. A "row" A is [M, K] and a
+# "col" B is [N, K] (B transposed in the program): K-major. A "col" A ([K, M], transposed) and a "row" B ([K, N],
+# a plain a@b) are MN-major: the tile stays as it is in memory and the wgmma reads it with imm-trans 1.
+MAJOR = {("a", "row"): "k", ("a", "col"): "mn", ("b", "col"): "k", ("b", "row"): "mn"}
 
 
 @dataclass
 class Operand:
-    """One staged operand: its shared tile and the copy (global view) that fills it every K step."""
+    """One staged operand: its shared tile, the copy (global view) that fills it every K step, and how it is
+    stored: `major` "k" (rows are M or N, columns K) or "mn" (rows are K, columns M or N)."""
 
     alloc: AllocOp
     copy: AsyncCopyOp
     view: ViewOp
+    major: str = "k"
 
     @property
     def rows(self) -> int:
+        """Rows of the staged tile as stored (and as TMA boxes cover it): M/N when K-major, K when MN-major."""
         return self.alloc.result.type.get_shape()[0]
+
+    @property
+    def cols(self) -> int:
+        """Columns of the staged tile as stored: the contiguous dimension, cut into boxes of one swizzle row."""
+        return self.alloc.result.type.get_shape()[1]
+
+    @property
+    def mn(self) -> int:
+        """The operand's M (A) or N (B) extent."""
+        return self.rows if self.major == "k" else self.cols
+
+    @property
+    def k(self) -> int:
+        return self.cols if self.major == "k" else self.rows
+
+    @property
+    def mn_offset(self) -> SSAValue:
+        """The view offset along M or N: the one that follows the tile's program ids."""
+        return self.view.offsets[0 if self.major == "k" else 1]
 
     @property
     def memref(self) -> SSAValue:
@@ -74,15 +102,14 @@ class KLoop:
         return self.wg_rows // WG_ROWS
 
 
-def _operand(pack: Operation, loop: scf.ForOp, role: str, layout: str) -> Operand:
+def _operand(pack: Operation, loop: scf.ForOp, role: str) -> Operand:
     if not isinstance(pack, FragmentPackOp):
         raise refuse(loop, f"the wgmma {role} operand is not packed from a staged shared tile")
     frag = pack.result.type
-    if frag.layout.data != layout:
-        raise refuse(pack, f"the wgmma {role} operand has layout \"{frag.layout.data}\"; this lowering reads {role} "
-                           f"K-major (layout \"{layout}\")",
-                     "load B as [N, K] and transpose it in the tile program (TRANS_B=True): MN-major B "
-                     "descriptors are not implemented" if role == "b" else None)
+    major = MAJOR.get((role, frag.layout.data))
+    if major is None:
+        raise refuse(pack, f"the wgmma {role} operand has layout \"{frag.layout.data}\"; wgmma reads {role} "
+                           "K-major or MN-major from shared memory (layout \"row\" or \"col\")")
     alloc = pack.source.owner
     if not isinstance(alloc, AllocOp):
         raise refuse(pack, f"the wgmma {role} operand is packed from registers; wgmma reads shared memory")
@@ -98,7 +125,7 @@ def _operand(pack: Operation, loop: scf.ForOp, role: str, layout: str) -> Operan
                            "boxes here are 2-D")
     if copy.padding.value.data != 0.0:
         raise refuse(copy, f"the {role} load pads with {copy.padding.value.data}; TMA fills out-of-bounds with 0")
-    return Operand(alloc, copy, view)
+    return Operand(alloc, copy, view, major)
 
 
 _BODY_OK = (ViewOp, AsyncCopyOp, WaitOp, FragmentPackOp, FragmentMmaOp, scf.YieldOp)
@@ -120,11 +147,11 @@ def match(kernel: func.FuncOp, mma: FragmentMmaOp) -> KLoop:
         if not isinstance(op, _BODY_OK) and not is_scalar(op):
             raise refuse(op, f"{op.name} in the K-loop: the warp-specialised loop takes copies, packs, one mma "
                              "and index math")
-    a = _operand(mma.a.owner, loop, "a", "row")
-    b = _operand(mma.b.owner, loop, "b", "col")
+    a = _operand(mma.a.owner, loop, "a")
+    b = _operand(mma.b.owner, loop, "b")
     fa, fb = mma.a.type, mma.b.type
-    bm, bk = a.alloc.result.type.get_shape()
-    bn, bk_b = b.alloc.result.type.get_shape()
+    bm, bk = a.mn, a.k
+    bn, bk_b = b.mn, b.k
     dtype = fa.elem
     wm, wn = (v.data for v in mma.a.owner.warps.data)
     rows = fa.m.data  # rows per consumer warpgroup: 64, or 128 (two m64 blocks, a 256-row tile)

@@ -17,12 +17,13 @@ from tessera.ir import tile_ops as T
 from tessera.ir.fragment_ops import FragmentStoreOp
 from tessera.ir.types import type_name
 from tessera.target.nvidia.ir.types import SMEM_LIMIT
-from tessera.target.nvidia.passes.wgmma_kloop import KLoop, refuse
+from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, KLoop, refuse
 
 
 def _swizzle(row_bytes: int) -> int:
+    """The widest TMA/wgmma swizzle (128, 64 or 32 bytes) whose rows tile `row_bytes` exactly; 0 when none does."""
     for s in (128, 64, 32):
-        if row_bytes >= s:
+        if row_bytes % s == 0:
             return s
     return 0
 
@@ -39,6 +40,11 @@ class Layout:
     turns: int = 0  # 2 with schedule=pingpong
     staging: int = 0  # bytes of the TMA store epilogue's buffers (16 KiB per consumer warpgroup), after B
     words: int = 0  # split-K: one 4-byte word per consumer warpgroup, after the barriers
+
+    def warpgroup_bytes(self, kl: KLoop) -> int:
+        """Bytes from one consumer warpgroup's 64 rows of A to the next: 64 rows of a K-major box, or (MN-major)
+        64 elements of M, i.e. 128 / swizzle whole boxes of BK rows."""
+        return WG_ROWS * (self.swizzle if kl.a.major == "k" else 2 * kl.bk)
 
     @property
     def a_base(self) -> int:
@@ -94,9 +100,17 @@ def plan_layout(kl: KLoop, stages: int, pingpong: bool, store: str = "tma", fixu
     """The shared-memory map of a warp-specialised kernel: A and B rings, then (store=tma, when the epilogue
     can take it and it fits) the TMA store staging, then the barriers. Refusals name the tile and the limit."""
     eb = 2
-    sw = _swizzle(kl.bk * eb)
-    if sw == 0:
-        raise refuse(kl.mma, f"BK={kl.bk}: a K step must be at least 32 bytes (16 elements) for TMA swizzling")
+    # One swizzle for both operands, the widest that tiles each stored row: BK elements of a K-major tile, M or
+    # N of an MN-major one (BN = 160 is 320 bytes: 64-byte rows).
+    for role, o in (("a", kl.a), ("b", kl.b)):
+        if _swizzle(o.cols * eb) == 0 and o.major == "k":
+            raise refuse(kl.mma, f"BK={kl.bk}: a K step must be at least 32 bytes (16 elements) for TMA swizzling")
+        if _swizzle(o.cols * eb) == 0:
+            name = "BM" if role == "a" else "BN"
+            raise refuse(kl.mma, f"{name}={o.mn}: an MN-major {role} tile is read in rows of 32, 64 or 128 bytes, "
+                                 f"so it must be a multiple of 16 elements wide",
+                         f"use a multiple of 64 for {name} (128-byte rows), or store {role.upper()} K-major")
+    sw = min(_swizzle(o.cols * eb) for o in (kl.a, kl.b))
     lay = Layout(stages, kl.bm * kl.bk * eb, kl.bn * kl.bk * eb, sw, sw // eb, 2 if pingpong else 0,
                  words=kl.consumers if fixup else 0)
     limit = SMEM_LIMIT[(9, 0)]
