@@ -18,7 +18,6 @@ import io
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import metadata
 
 from tessera.target.arch import Arch
 from tessera.ir.diagnostics import (CODEGEN_ARCH_UNSUPPORTED, CODEGEN_COMPILE_FAILED, CODEGEN_OPTION_INVALID,
@@ -117,6 +116,8 @@ def _nvrtc():
 
 
 def _dist_version(name: str) -> str:
+    from importlib import metadata  # 40 ms (it loads email.*); wanted only when a cache key is made
+
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
