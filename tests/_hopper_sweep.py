@@ -4,7 +4,8 @@ A ring of `stages` slots and a K-loop of `steps` steps meet in the mbarrier
 phases: a producer that runs a lap ahead, a consumer that frees a slot late,
 a tile that starts mid-lap. Every (stages, steps) pair from 1..6 x 1..8 and
 every configuration `tessera.ops` may pick (the autotuner's candidates, which
-hold every output of the default rule) must compute C = A @ W^T.
+hold every output of the default rule) must compute C = A @ B in each operand
+layout the ops run (NT, the nn.Linear layout, and NN, TN, TT).
 """
 
 from __future__ import annotations
@@ -52,13 +53,18 @@ def candidates() -> list[dict]:
     return [dict(c) for c in HOPPER_CANDIDATES]
 
 
-def specs(dtype: str):
-    return (tensor(("M", "K"), dtype), tensor(("N", "K"), dtype), tensor(("M", "N"), dtype), None, None,
-            ScalarSpec(tl.f32), None)
+LAYOUTS = ("NN", "NT", "TN", "TT")  # A, B as given ([M, K], [K, N]) or transposed ([K, M], [N, K])
 
 
-def trace(cfg: dict, dtype: str):
-    return G.gemm.trace(*specs(dtype), BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], TRANS_B=True)
+def specs(dtype: str, layout: str = "NT"):
+    ta, tb = layout[0] == "T", layout[1] == "T"
+    return (tensor(("K", "M") if ta else ("M", "K"), dtype), tensor(("N", "K") if tb else ("K", "N"), dtype),
+            tensor(("M", "N"), dtype), None, None, ScalarSpec(tl.f32), None)
+
+
+def trace(cfg: dict, dtype: str, layout: str = "NT"):
+    return G.gemm.trace(*specs(dtype, layout), BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], TRANS_A=layout[0] == "T",
+                        TRANS_B=layout[1] == "T")
 
 
 def compile_options(cfg: dict) -> dict:
@@ -66,11 +72,14 @@ def compile_options(cfg: dict) -> dict:
     return {k: cfg[k] for k in ("stages", "schedule", "cluster", "splitk", "multicast", "streamk") if k in cfg}
 
 
-def operands(M: int, N: int, K: int, np_dtype, seed: int):
-    """Fresh random A [M, K] and W [N, K] (never zeros), C full of NaN (an unwritten element fails), and the
-    float64 product."""
+def operands(M: int, N: int, K: int, np_dtype, seed: int, layout: str = "NT"):
+    """Fresh random A and B (never zeros) stored as `layout` has them (NT: A [M, K], B [N, K]), C full of NaN (an
+    unwritten element fails), and the float64 product."""
     rng = np.random.default_rng(seed)
     a = (rng.standard_normal((M, K)) / np.sqrt(K)).astype(np_dtype)
     w = rng.standard_normal((N, K)).astype(np_dtype)
     c = np.full((M, N), np.nan).astype(np_dtype)
-    return a, w, c, a.astype(np.float64) @ w.astype(np.float64).T
+    want = a.astype(np.float64) @ w.astype(np.float64).T
+    a = np.ascontiguousarray(a.T) if layout[0] == "T" else a
+    w = w if layout[1] == "T" else np.ascontiguousarray(w.T)
+    return a, w, c, want

@@ -16,8 +16,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tessera  # noqa: E402
-from _hopper_sweep import (RING_CONFIGS, STAGES, STEPS, candidate_id, candidates, compile_options, k_for,  # noqa: E402
-                           trace)
+from _hopper_sweep import (LAYOUTS, RING_CONFIGS, STAGES, STEPS, candidate_id, candidates, compile_options,  # noqa: E402
+                           k_for, trace)
 from tessera.kernels import gemm as G  # noqa: E402
 from tessera.reference.oracles import error_bound, rel_error  # noqa: E402
 
@@ -31,14 +31,15 @@ def _hopper_and_a_short_bound(monkeypatch):
     monkeypatch.setenv("TESSERA_LAUNCH_TIMEOUT_S", "20")
 
 
-def _check(ck, cfg, M, N, K, seed):
+def _check(ck, cfg, M, N, K, seed, layout="NT"):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((M, K)) / np.sqrt(K)
     w = rng.standard_normal((N, K))
     A = torch.from_numpy(a.astype(np.float32)).cuda().bfloat16()
     W = torch.from_numpy(w.astype(np.float32)).cuda().bfloat16()
     out = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
-    rec = ck.launch(G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"]), [A, W, out, 1.0], sync=True)
+    args = [A.t().contiguous() if layout[0] == "T" else A, W if layout[1] == "T" else W.t().contiguous(), out, 1.0]
+    rec = ck.launch(G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"]), args, sync=True)
     assert rec.lane == "cuda" and rec.arch == "sm_90a"
     q = lambda t: t.float().cpu().numpy().astype(np.float64)  # noqa: E731 - the rounded inputs, exactly
     got = q(out)
@@ -58,11 +59,12 @@ def test_every_ring_depth_meets_every_k_loop_length(schedule, stages):
             _check(ck, cfg, M, N, k_for(steps), seed=steps)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("cfg", candidates(), ids=candidate_id)
-def test_every_config_the_autotuner_may_pick(cfg):
-    ck = tessera.compile(trace(cfg, "bf16"), "sm_90a", **compile_options(cfg))
+def test_every_config_the_autotuner_may_pick(cfg, layout):
+    ck = tessera.compile(trace(cfg, "bf16", layout), "sm_90a", **compile_options(cfg))
     for M, N, K in ((264, 200, 600), (2000, 1000, 1000), (64, 8, 4160)):
-        _check(ck, cfg, M, N, K, seed=M)
+        _check(ck, cfg, M, N, K, seed=M, layout=layout)
 
 
 @pytest.mark.parametrize("K", [64, 128, 1024])

@@ -1,4 +1,4 @@
-"""tessera.ops.gemm on an sm_90 device: nn.Linear-layout bf16/f16 products take the sm_90a kernel, others sm_90.
+"""tessera.ops.gemm on an sm_90 device: bf16/f16 products in every layout take the sm_90a kernel, others sm_90.
 
 Outputs start as NaN; results against float64; last_run() must name the arch and config that ran.
 """
@@ -42,6 +42,40 @@ def test_trans_b_products_run_the_sm90a_kernel(M, N, K, dtype):
     assert rel_error(q(out), ref) <= error_bound(name)
     ops.gemm(a, w, trans_b=True, bias=bias, activation="gelu", out=out)  # warm path: same answer
     assert rel_error(q(out), ref) <= error_bound(name)
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, False), (True, True)], ids=["NN", "TN", "TT"])
+@pytest.mark.parametrize("M, N, K", [(1000, 1000, 1000), (4096, 4096, 4096), (300, 264, 200), (128, 8192, 8192)])
+def test_every_layout_runs_the_sm90a_kernel(M, N, K, trans_a, trans_b):
+    """A plain a@b (B as [K, N]) and transposed A: MN-major operands, the default config, ragged shapes; the
+    output starts as NaN, bias and gelu fused."""
+    a = (torch.randn((M, K), device="cuda") / K ** 0.5).bfloat16()
+    b = torch.randn((K, N), device="cuda").bfloat16()
+    A = a.t().contiguous() if trans_a else a
+    B = b.t().contiguous() if trans_b else b
+    bias = torch.randn((N,), device="cuda").bfloat16()
+    out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    ops.gemm(A, B, trans_a=trans_a, trans_b=trans_b, bias=bias, activation="gelu", out=out)
+    rec = ops.last_run()
+    assert rec.arch == "sm_90a" and rec.lane == "cuda"
+    assert (rec.config["TRANS_A"], rec.config["TRANS_B"]) == (trans_a, trans_b)
+    ref = G.reference_gemm(q(a), q(b), None, q(bias).reshape(1, N), None, 1.0, activation="gelu")
+    assert rel_error(q(out), ref) <= error_bound("bf16")
+    assert rel_error(q(ops.gemm(A, B, trans_a=trans_a, trans_b=trans_b)), q(a) @ q(b)) <= error_bound("bf16")
+
+
+@pytest.mark.parametrize("layout", ["NN", "TT"])
+def test_tune_gemm_in_a_layout_caches_that_layout(layout):
+    ta, tb = layout[0] == "T", layout[1] == "T"
+    res = ops.tune_gemm(512, 512, 1024, "bf16", layout=layout, progress=False, runs=3)
+    assert res.source == "measured" and len(res.timings) >= 5
+    a = torch.randn((1024, 512) if ta else (512, 1024), device="cuda").bfloat16()
+    b = torch.randn((512, 1024) if tb else (1024, 512), device="cuda").bfloat16()
+    ops.gemm(a, b, trans_a=ta, trans_b=tb)
+    assert ops.last_run().config["config_source"] == "cache"
+    ops.gemm(torch.randn((512, 1024), device="cuda").bfloat16(), torch.randn((512, 1024), device="cuda").bfloat16(),
+             trans_b=True)
+    assert ops.last_run().config["config_source"] == "default"  # NT was not tuned
 
 
 def test_operands_tma_cannot_read_take_the_sm90_kernel():

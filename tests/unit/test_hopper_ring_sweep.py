@@ -30,14 +30,14 @@ def _short_deadlock_limit(monkeypatch):
     monkeypatch.setattr(EH, "WAIT_LIMIT_S", 5)
 
 
-def _emitted(cfg: dict, dtype: str = "f16"):
-    module, _ = lower(trace(cfg, dtype), default_pipeline("sm_90a", **compile_options(cfg)), "sm_90a")
+def _emitted(cfg: dict, dtype: str = "f16", layout: str = "NT"):
+    module, _ = lower(trace(cfg, dtype, layout), default_pipeline("sm_90a", **compile_options(cfg)), "sm_90a")
     return emit_cuda(module)
 
 
-def _check(em, cfg: dict, M: int, N: int, K: int, dtype: str = "f16", seed: int = 0) -> None:
+def _check(em, cfg: dict, M: int, N: int, K: int, dtype: str = "f16", seed: int = 0, layout: str = "NT") -> None:
     np_dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}[dtype]
-    a, w, c, want = operands(M, N, K, np_dtype, seed)
+    a, w, c, want = operands(M, N, K, np_dtype, seed, layout)
     EH.run_on_host(em, [a, w, c, 1.0], G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"]))
     err = rel_error(c, want)
     assert err <= error_bound(dtype), f"{cfg} M={M} N={N} K={K}: relative error {err:.3g}"
@@ -66,3 +66,10 @@ def test_every_config_the_autotuner_may_pick(cfg):
     """264 x 200 x 600: ragged, several tiles per CTA (one each for 128 x 256 tiles: split-K and stream-K
     still give CTAs several units), a K-loop of 10 steps, longer than the deepest ring (8)."""
     _check(_emitted(cfg, "bf16"), cfg, 264, 200, 600, "bf16", seed=7)
+
+
+@pytest.mark.parametrize("cfg", candidates(), ids=candidate_id)
+def test_every_config_the_autotuner_may_pick_for_a_plain_a_at_b(cfg):
+    """The same for NN (B stored [K, N], MN-major in shared memory), the layout of a plain ops.gemm(a, b); TN and
+    TT run a subset here (test_hopper_layouts) and every candidate on the H200."""
+    _check(_emitted(cfg, "bf16", "NN"), cfg, 264, 200, 600, "bf16", seed=8, layout="NN")

@@ -17,11 +17,12 @@ def view(shape, strides, dtype="bf16", ptr=1 << 20):
 A, W = view((4096, 1024), (1024, 1)), view((2048, 1024), (1024, 1))
 
 
-def test_the_sm90a_kernel_runs_for_tma_readable_nk_operands_on_sm90_only():
+def test_the_sm90a_kernel_runs_for_tma_readable_operands_in_every_layout_on_sm90_only():
     assert H.eligible("sm_90", A, W, False, True)
     assert not H.eligible("sm_80", A, W, False, True)            # no wgmma
-    assert not H.eligible("sm_90", A, W, False, False)           # B as [K, N]: MN-major B is not lowered
-    assert not H.eligible("sm_90", A, W, True, True)             # A transposed
+    assert H.eligible("sm_90", A, W, False, False)               # B as [K, N]: read MN-major
+    assert H.eligible("sm_90", A, W, True, True)                 # A as [K, M]: read MN-major
+    assert H.eligible("sm_90", A, W, True, False)
     assert not H.eligible("sm_90", view((64, 100), (100, 1)), view((64, 100), (100, 1)), False, True)  # 200 B pitch
     assert not H.eligible("sm_90", view((64, 64), (64, 1), ptr=(1 << 20) + 8), W, False, True)       # base % 16
     assert not H.eligible("sm_90", view((64, 64), (1, 64)), W, False, True)                          # column-major
@@ -68,6 +69,28 @@ def test_pin_then_cache_then_default(tmp_path, monkeypatch):
     monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", "BM=128,BN=128,BK=64,stages=5,schedule=pingpong,cluster=1,splitk=1,multicast=b")
     got = H.gemm_config(4096, 4096, 4096, "bf16")
     assert got.source == "pinned" and got.as_dict() == H.HOPPER_CANDIDATES[3]
+
+
+def test_layouts_are_tuned_apart_and_nt_keeps_its_old_key(tmp_path, monkeypatch):
+    """An MN-major operand may favour other tiles: NN, TN, TT get their own cache entries; NT's key has no
+    layout field, so entries tuned before layouts were keyed still hit."""
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TESSERA_AUTOTUNE", raising=False)
+    assert "layout" not in H.tune_key(4096, 4096, 4096, "bf16") == H.tune_key(4096, 4096, 4096, "bf16", "NT")
+    assert H.tune_key(4096, 4096, 4096, "bf16", "NN")["layout"] == "NN"
+    times = {i: 1e-3 * (len(H.HOPPER_CANDIDATES) - i) for i in range(len(H.HOPPER_CANDIDATES))}
+    autotune.tune(H.OP, H.tune_key(4096, 4096, 4096, "bf16", "NN"), H.HOPPER_CANDIDATES,
+                  lambda c: times[H.HOPPER_CANDIDATES.index(c)], progress=False)
+    assert H.gemm_config(4096, 4096, 4096, "bf16", layout="NN").source == "cache"
+    for layout in ("NT", "TN", "TT"):
+        assert H.gemm_config(4096, 4096, 4096, "bf16", layout=layout).source == "default"
+    assert [H.layout_of(a, b) for a in (False, True) for b in (False, True)] == ["NN", "NT", "TN", "TT"]
+
+
+def test_tune_gemm_refuses_an_unknown_layout():
+    with pytest.raises(Exception) as err:
+        H.tune_gemm(64, 64, 64, layout="NX")
+    assert err.value.code.name == "OPS_AUTOTUNE_INPUT"
 
 
 def test_a_malformed_pin_is_a_coded_error(monkeypatch):

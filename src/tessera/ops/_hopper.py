@@ -1,8 +1,9 @@
 """tessera.ops.gemm on Hopper: when the sm_90a kernel runs, and which of its configs.
 
 On an sm_90 device, `ops.gemm` takes the warp-specialised wgmma + TMA kernel
-(arch sm_90a) for bf16/f16 products with b given as [N, K] (trans_b=True,
-the nn.Linear layout) whose operands TMA can read: rows contiguous, row
+(arch sm_90a) for bf16/f16 products in any layout (a as [M, K] or, with
+trans_a, [K, M]; b as [K, N] or, with trans_b, [N, K]: wgmma reads each
+K-major or MN-major) whose operands TMA can read: rows contiguous, row
 pitch a multiple of 16 bytes, 16-byte aligned base. Every other call runs the
 portable mma.sync kernel (sm_90); `last_run()` names the arch and config
 either way, so the choice is never hidden.
@@ -109,7 +110,7 @@ def _tma_ok(v) -> bool:
 def eligible(arch: str, A, B, ta: bool, tb: bool, Out=None) -> bool:
     """True when the sm_90a kernel can run this call (see the module docstring); the output may be written
     by TMA boxes too, so it must be one TMA can describe."""
-    return (arch == "sm_90" and tb and not ta and A.dtype in TMA_DTYPES and B.dtype == A.dtype
+    return (arch == "sm_90" and A.dtype in TMA_DTYPES and B.dtype == A.dtype
             and _tma_ok(A) and _tma_ok(B) and (Out is None or _tma_ok(Out)))
 
 
@@ -142,37 +143,52 @@ def _wave_cost(M: int, N: int, bm: int, bn: int) -> int:
     return -(-(-(-M // bm) * -(-N // bn)) // SMS) * bm * bn
 
 
-def tune_key(M: int, N: int, K: int, dtype: str) -> dict:
+LAYOUTS = ("NN", "NT", "TN", "TT")  # a, b: N as given ([M, K], [K, N]), T transposed ([K, M], [N, K])
+
+
+def layout_of(trans_a: bool, trans_b: bool) -> str:
+    return ("T" if trans_a else "N") + ("T" if trans_b else "N")
+
+
+def tune_key(M: int, N: int, K: int, dtype: str, layout: str = "NT") -> dict:
     """The autotune key: shape buckets and how 256-aligned M and N are (tile fit), dtype, arch and the toolchain
-    (a new NVRTC re-tunes)."""
+    (a new NVRTC re-tunes); the operand layout where it is not NT (the nn.Linear layout, so entries tuned
+    before layouts were keyed stay valid): MN-major tiles may favour other configs."""
     from tessera.target.nvidia.toolchain.nvrtc import toolchain_versions
 
-    return {"M": autotune.shape_bucket(M), "N": autotune.shape_bucket(N), "K": autotune.shape_bucket(K),
-            "M_align": autotune.alignment(M), "N_align": autotune.alignment(N), "dtype": dtype, "arch": "sm_90a",
-            "toolchain": ";".join(f"{k}={v}" for k, v in toolchain_versions())}
+    key = {"M": autotune.shape_bucket(M), "N": autotune.shape_bucket(N), "K": autotune.shape_bucket(K),
+           "M_align": autotune.alignment(M), "N_align": autotune.alignment(N), "dtype": dtype, "arch": "sm_90a",
+           "toolchain": ";".join(f"{k}={v}" for k, v in toolchain_versions())}
+    return key if layout == "NT" else {**key, "layout": layout}
 
 
-def gemm_config(M: int, N: int, K: int, dtype: str, reads_tiles: bool = False) -> HopperConfig:
+def gemm_config(M: int, N: int, K: int, dtype: str, reads_tiles: bool = False, layout: str = "NT") -> HopperConfig:
     """Pinned, else cached, else (with TESSERA_AUTOTUNE=1) measured now, else `default_config`.
 
     The tuned winner is measured on a plain product; a call whose epilogue reads tiles keeps it unless it is
     a ping-pong config (see `default_config`).
     """
-    key = tune_key(M, N, K, dtype)
+    key = tune_key(M, N, K, dtype, layout)
     found = autotune.lookup(OP, key, HOPPER_CANDIDATES)
     if found is None and os.environ.get("TESSERA_AUTOTUNE") == "1":
-        found = tune_gemm(M, N, K, dtype)
+        found = tune_gemm(M, N, K, dtype, layout=layout)
     if found is None or (reads_tiles and found.source != "pinned" and found.config["schedule"] == "pingpong"):
         return default_config(M, N, K, reads_tiles)
     return HopperConfig(**found.config, source=found.source)
 
 
-def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, progress: bool | None = None, runs: int = 10):
-    """Measure HOPPER_CANDIDATES for an M x N x K product (b as [N, K]) on the GPU; cache and return the winner.
+def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT", progress: bool | None = None,
+              runs: int = 10):
+    """Measure HOPPER_CANDIDATES for an M x N x K product in `layout` (NT: b as [N, K]; see LAYOUTS) on the GPU;
+    cache and return the winner.
 
     Needs torch (CUDA tensors and events). Each candidate is compiled, run on fresh random inputs and timed
     (median of `runs` after a warm-up); one that fails to compile or launch is recorded and never chosen.
     """
+    if layout not in LAYOUTS:
+        from tessera.ir import diagnostics as D
+        from tessera.ops._common import OpsError
+        raise OpsError(D.OPS_AUTOTUNE_INPUT, "tune_gemm", f"layout={layout!r} is not one of {', '.join(LAYOUTS)}")
     try:
         import torch
     except ImportError:  # pragma: no cover - the GPU image has torch
@@ -184,16 +200,18 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, progress: bool | N
     from tessera.compiler.driver import compile_cached
     from tessera.kernels import gemm as G
 
+    ta, tb = layout[0] == "T", layout[1] == "T"
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
-    a = torch.randn((M, K), device="cuda").to(tdt)
-    w = (torch.randn((N, K), device="cuda") / K ** 0.5).to(tdt)
+    a = torch.randn((K, M) if ta else (M, K), device="cuda").to(tdt)
+    w = (torch.randn((N, K) if tb else (K, N), device="cuda") / K ** 0.5).to(tdt)
     out = torch.empty((M, N), device="cuda", dtype=tdt)
     T = tessera.tensor
-    specs = (T(("M", "K"), dtype), T(("N", "K"), dtype), T(("M", "N"), dtype), None, None, tessera.scalar("f32"),
-             None)
+    specs = (T(("K", "M") if ta else ("M", "K"), dtype), T(("N", "K") if tb else ("K", "N"), dtype),
+             T(("M", "N"), dtype), None, None, tessera.scalar("f32"), None)
 
     def measure(cfg: dict) -> float:
-        meta = {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"], "TRANS_B": True, "ACTIVATION": "none"}
+        meta = {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"], "TRANS_A": ta, "TRANS_B": tb,
+                "ACTIVATION": "none"}
         ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=LaunchShape.from_config(cfg))
         grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
         stream = torch.cuda.current_stream()
@@ -209,4 +227,4 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, progress: bool | N
             times.append(start.elapsed_time(end) / 1e3)
         return statistics.median(times)
 
-    return autotune.tune(OP, tune_key(M, N, K, dtype), HOPPER_CANDIDATES, measure, progress=progress)
+    return autotune.tune(OP, tune_key(M, N, K, dtype, layout), HOPPER_CANDIDATES, measure, progress=progress)

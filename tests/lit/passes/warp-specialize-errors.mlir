@@ -56,7 +56,7 @@ func.func @b_not_transposed(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memr
   %m0 = arith.muli %pm, %c128 : index
   %n0 = arith.muli %pn, %c40 : index
   %init = tile.constant 0.0 : !tile.tile<128x40xf32>
-  // expected-error@+1 {{BN=40: an MN-major b tile is read in rows of 32, 64 or 128 bytes, so it must be a multiple of 16 elements wide}}
+  // expected-error@+1 {{an MN-major b tile is read in rows of 32, 64 or 128 bytes, so it must be a multiple of 16 elements wide}}
   %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<128x40xf32>) {
     %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
     %b = tile.load %B[%k, %n0] pad 0.0 : memref<?x?xbf16> -> !tile.tile<64x40xbf16>
