@@ -114,8 +114,9 @@ def row(bench: Bench, layout: str, M: int, N: int, K: int, tune: bool) -> dict:
     entry = {"config": f"{layout} {M}x{N}x{K}", "layout": layout, "M": M, "N": N, "K": K}
     ops.gemm(A, B, trans_a=ta, trans_b=tb, out=outs["default"])
     rec = ops.last_run()
-    default = H.default_config(M, N, K).as_dict()
+    default = H.default_config(M, N, K, layout=layout).as_dict()
     entry["ops_arch"], entry["ops_config_source"] = rec.arch, rec.config.get("config_source")
+    entry["ops_took_default"] = all(rec.config.get(k) == v for k, v in default.items())
     entry["default_config"] = default
     fns = {"cublas": lambda: torch.matmul(x, y, out=outs["cublas"]),
            "default": make_call(torch, default, A, B, outs["default"], ta, tb, M, N)}

@@ -45,7 +45,8 @@ def default_rule_outputs() -> set[tuple]:
         for n in sizes:
             for k in (64, 1024, 4096, 16384):
                 for reads in (False, True):
-                    out.add(tuple(sorted(default_config(m, n, k, reads).as_dict().items())))
+                    for layout in LAYOUTS:
+                        out.add(tuple(sorted(default_config(m, n, k, reads, layout).as_dict().items())))
     return out
 
 

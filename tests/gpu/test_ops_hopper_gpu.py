@@ -45,7 +45,9 @@ def test_trans_b_products_run_the_sm90a_kernel(M, N, K, dtype):
 
 
 @pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, False), (True, True)], ids=["NN", "TN", "TT"])
-@pytest.mark.parametrize("M, N, K", [(1000, 1000, 1000), (4096, 4096, 4096), (300, 264, 200), (128, 8192, 8192)])
+# 296 x 264 x 200: ragged against every tile, and A stored [K, M] keeps a 16-byte row pitch (592 bytes) that TMA can
+# read (300 columns would be 600 bytes: the sm_90 kernel, by test_operands_tma_cannot_read_take_the_sm90_kernel)
+@pytest.mark.parametrize("M, N, K", [(1000, 1000, 1000), (4096, 4096, 4096), (296, 264, 200), (128, 8192, 8192)])
 def test_every_layout_runs_the_sm90a_kernel(M, N, K, trans_a, trans_b):
     """A plain a@b (B as [K, N]) and transposed A: MN-major operands, the default config, ragged shapes; the
     output starts as NaN, bias and gelu fused."""
@@ -84,6 +86,11 @@ def test_operands_tma_cannot_read_take_the_sm90_kernel():
     out = ops.gemm(a, w, trans_b=True)
     assert ops.last_run().arch == "sm_90"
     assert rel_error(q(out), q(a) @ q(w).T) <= error_bound("bf16")
+    at = torch.randn((200, 300), device="cuda").bfloat16()  # A stored [K, M] with 600-byte rows
+    b = torch.randn((200, 64), device="cuda").bfloat16()
+    out = ops.gemm(at, b, trans_a=True)
+    assert ops.last_run().arch == "sm_90"
+    assert rel_error(q(out), q(at).T @ q(b)) <= error_bound("bf16")
 
 
 def test_tune_gemm_measures_caches_and_ops_gemm_uses_the_winner():

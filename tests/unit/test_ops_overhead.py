@@ -58,7 +58,8 @@ def stubbed(monkeypatch, tmp_path):
 
     monkeypatch.setattr(cache_module, "_default", CompileCache(tmp_path / "cache"))
     monkeypatch.setattr(device_module, "has_gpu", lambda: True)
-    monkeypatch.setattr(_gemm, "device_arch", lambda device=0: "sm_90")
+    # sm_89: the mma.sync kernel (on sm_90 a bf16/f16 product takes the sm_90a kernel, whose TMA maps need a driver)
+    monkeypatch.setattr(_gemm, "device_arch", lambda device=0: "sm_89")
     monkeypatch.setattr(launch_module, "load", load)
     # private plan, warm and compile memos: no stubbed kernel may leak into another test
     monkeypatch.setattr(_common, "_plans", {})
@@ -326,3 +327,20 @@ def test_the_attention_warm_paths_reject_a_bad_argument_after_good_calls(attn, o
     assert all((h[n] == 7).all() for n in outs) and all(h[n].tobytes() == before[n] for n in names)
     call(op, h, names, outs)  # and the good call is warm again
     assert len(launches) == 4 and len(full) == 2 and ops.last_run().lane == "cuda"
+
+
+def test_a_tune_or_pin_after_warm_calls_makes_the_next_call_choose_again(stubbed):
+    """The warm path replays a remembered config; once autotune's choice may have changed (a measurement, a pin,
+    an unpin) it forgets, so the next call takes the full path and the new choice (the H200 caught ops.gemm
+    keeping its default config after tune_gemm, on tensors at recycled addresses)."""
+    from tessera.ops import autotune
+
+    a, b = FakeDeviceArray(f16((M, K), 1)), FakeDeviceArray(f16((K, N), 2))
+    out = FakeDeviceArray(np.zeros((M, N), np.float16))
+    ops.gemm(a, b, out=out)
+    assert _warm.warm_get(next(iter(_warm._warm))) is not None  # remembered
+    for change in (lambda: autotune.pin("gemm_sm90a", {"BM": 128}), lambda: autotune.unpin("gemm_sm90a")):
+        ops.gemm(a, b, out=out)
+        assert len(_warm._warm) == 1
+        change()
+        assert _warm.warm_get(next(iter(_warm._warm), None)) is None and not _warm._warm

@@ -14,9 +14,10 @@ from the autotune cache (`tune_gemm(M, N, K, dtype)` measures HOPPER_CANDIDATES
 on the device and keeps the winner per shape bucket on disk; with
 TESSERA_AUTOTUNE=1 a first call of a new bucket tunes itself), else from
 `default_config`, a rule fitted to the H200 measurements in
-benchmarks/results/ (2026-11-30): 192 x 160 cooperative tiles where their waves cost 3% less than those of
-128 x 256 tiles (4000^3), else 128 x 256 cooperative tiles when there
-are at least two waves of them (in 2-CTA clusters; one wave without); with at most half a wave of
+benchmarks/results/ (2026-11-30, 2026-12-03): 192 x 160 cooperative tiles where their waves cost 3% less than
+those of 128 x 256 tiles (4000^3; B K-major only), else 128 x 256 cooperative tiles when there
+are at least two waves of them (in 2-CTA clusters; one wave without); for M <= 64 (decode) 64 x 128 tiles
+with an 8-deep ring, K split in 2 or 4 while the units stay within one wave; with at most half a wave of
 128 x 128 tiles and K >= 4 max(M, N), those tiles split K in two (warp-specialize splitk=2: one launch, the
 last split of a tile runs the epilogue); else 128 x 64 ping-pong tiles.
 """
@@ -51,6 +52,11 @@ HOPPER_CANDIDATES = [
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2, "splitk": 1, "multicast": "a"},
     {"BM": 192, "BN": 160, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 1, "multicast": "b"},
     {"BM": 192, "BN": 160, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "b"},
+    # decode (M <= 64): 64-row tiles so no consumer idles, a deep ring to keep the weight streaming, and the K
+    # steps split where 64 x 128 tiles alone leave SMs idle (N = 4096: 32 tiles)
+    {"BM": 64, "BN": 128, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 1, "splitk": 1, "multicast": "b"},
+    {"BM": 64, "BN": 128, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 1, "splitk": 2, "multicast": "b"},
+    {"BM": 64, "BN": 128, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 1, "splitk": 4, "multicast": "b"},
     # stream-K: the key only where it is on, so pins written before it stay valid
     {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "b",
      "streamk": True},
@@ -114,22 +120,32 @@ def eligible(arch: str, A, B, ta: bool, tb: bool, Out=None) -> bool:
             and _tma_ok(A) and _tma_ok(B) and (Out is None or _tma_ok(Out)))
 
 
-def default_config(M: int, N: int, K: int, reads_tiles: bool = False) -> HopperConfig:
+def default_config(M: int, N: int, K: int, reads_tiles: bool = False, layout: str = "NT") -> HopperConfig:
     """The rule used when nothing is pinned or tuned for this shape bucket (fitted to the H200 runs of
     2026-11-30, benchmarks/results/*-v8*: with the TMA store epilogue, 128 x 256 cooperative tiles won every
-    shape with a wave or more of them, in 2-CTA clusters from two waves on).
+    shape with a wave or more of them, in 2-CTA clusters from two waves on; and of 2026-12-03,
+    hopper-gemm-layouts.json, for the layouts and decode).
 
     reads_tiles: the epilogue loads C (beta != 0) or a residual; small grids then stay cooperative
     (ping-pong keeps two accumulators per warpgroup and spilled with those loads).
+    layout: with B stored [K, N] (NN, TN) 160-column tiles are read through the 64-byte swizzle, which cost
+    10% at 4000^3: the 192 x 160 branch is for K-major B only.
     """
     big_tiles = -(-M // 128) * -(-N // 256)
-    if 4 * big_tiles >= 3 * SMS and 100 * _wave_cost(M, N, 192, 160) <= 97 * _wave_cost(M, N, 128, 256):
+    b_k_major = layout[1] == "T"
+    if (b_k_major and 4 * big_tiles >= 3 * SMS
+            and 100 * _wave_cost(M, N, 192, 160) <= 97 * _wave_cost(M, N, 128, 256)):
         # 192 x 160 tiles waste less (4000^3: 3.98 waves of 192 x 160 against 3.88 of 128 x 256 covering 4096^2)
         return HopperConfig(192, 160, 64, 4, "cooperative")
     if big_tiles >= 2 * SMS:
         return HopperConfig(128, 256, 64, 4, "cooperative", 2)
     if 4 * big_tiles >= 3 * SMS:
         return HopperConfig(128, 256, 64, 4, "cooperative")
+    if M <= 64:
+        # decode: memory-bound on the weight; 64-row tiles, K split until the units come close to one wave
+        tiles = -(-N // 128)
+        splits = max([s for s in (1, 2, 4) if tiles * s <= SMS and K >= 16 * 64 * s] + [1])
+        return HopperConfig(64, 128, 64, 8, "cooperative", splitk=splits)
     if 2 * (-(-M // 128) * -(-N // 128)) <= SMS and K >= max(SPLITK_MIN_K, 4 * max(M, N)):
         # few tiles and a K long next to both sides (not a memory-bound skinny product): two units per tile
         return HopperConfig(128, 128, 64, 5, "cooperative", splitk=2)
@@ -173,7 +189,7 @@ def gemm_config(M: int, N: int, K: int, dtype: str, reads_tiles: bool = False, l
     if found is None and os.environ.get("TESSERA_AUTOTUNE") == "1":
         found = tune_gemm(M, N, K, dtype, layout=layout)
     if found is None or (reads_tiles and found.source != "pinned" and found.config["schedule"] == "pingpong"):
-        return default_config(M, N, K, reads_tiles)
+        return default_config(M, N, K, reads_tiles, layout)
     return HopperConfig(**found.config, source=found.source)
 
 

@@ -24,11 +24,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from tessera.compiler import arrays, testing
+from tessera.ops import autotune
 from tessera.ops._common import Plan, reset
 
 REALS = frozenset({int, float, np.float16, np.float32, np.float64, np.int32, np.int64})  # exact scalar types
 WARM_ENTRIES = 1024  # call signatures remembered per process (a hot loop sees a few)
 _warm: dict = {}
+_generation = [0]  # autotune.generation the remembered calls were chosen under
 
 
 def probe_all(xs: tuple):
@@ -189,6 +191,9 @@ def warm_get(key):
     """The WarmCall for `key`, or None (a miss, an unhashable part, or a testing hook active)."""
     if testing.active():
         return None
+    if _generation[0] != autotune.generation:  # a tune or pin since: the remembered configs may be stale
+        _warm.clear()
+        _generation[0] = autotune.generation
     try:
         return _warm.get(key)
     except TypeError:

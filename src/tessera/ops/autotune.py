@@ -55,6 +55,12 @@ QUIET_ENV = "TESSERA_AUTOTUNE_QUIET"
 PIN_ENV_PREFIX = "TESSERA_PIN_"
 _SCALARS = (str, int, float, bool)
 _pins: list[tuple[str, dict, dict]] = []  # (op, key_subset, config), in pin() order
+generation = 0  # bumped whenever a choice may change (pin, unpin, a new measurement): warm calls re-choose
+
+
+def _changed() -> None:
+    global generation
+    generation += 1
 
 
 @dataclass(frozen=True)
@@ -124,11 +130,13 @@ def pin(op: str, config: dict, **key_subset) -> None:
     _check_config(config, "autotune.pin", D.OPS_AUTOTUNE_PIN_INVALID, "the pinned config")
     _check_config(key_subset, "autotune.pin", D.OPS_AUTOTUNE_PIN_INVALID, "the key subset", empty_ok=True)
     _pins.append((op, dict(key_subset), dict(config)))
+    _changed()
 
 
 def unpin(op: str) -> None:
     """Drop every pin() made for `op` (the environment pin, if set, stays)."""
     _pins[:] = [p for p in _pins if p[0] != op]
+    _changed()
 
 
 def pin_env_var(op: str) -> str:
@@ -323,6 +331,7 @@ def tune(op: str, key: dict, candidates: list[dict], measure: Callable[[dict], f
         store.put(name, {"op": op, "key": key, "tessera": __version__, "candidates_sha256": _candidates_sha(candidates),
                          "winner": best.config, "seconds": best.seconds, "measured_at": when,
                          "timings": [asdict(t) for t in trials]})
+    _changed()
     failed = sum(t.error is not None for t in trials)
     say(f"chose {_fmt(best.config)}: {best.seconds * 1e3:.3f} ms of {len(trials)} ({failed} failed)")
     return result
