@@ -38,7 +38,7 @@ from tessera.ir.syntax import (
     print_pad,
     print_types,
 )
-from tessera.ir.tile_ops import check_memref_access, check_mma_dtypes, check_offsets, expect_tile, fail
+from tessera.ir.tile_checks import check_memref_access, check_mma_dtypes, check_offsets, expect_tile, fail
 from tessera.ir.types import AsyncTokenType, FragmentType, TileType, async_token, fragment_mismatch, tile_type
 
 

@@ -1,0 +1,110 @@
+"""Tile ops that address global memory: the program's grid coordinates, tile load and store.
+
+A tile program finds its tile from `tile.program_id` and reads and writes it
+with `tile.load`/`tile.store`; the access rules are in `tile_checks` because
+the fragment ops' shared-memory copies apply them too.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntAttr, MemRefType, f64
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+
+from tessera.ir import diagnostics as D
+from tessera.ir.syntax import AccessSyntax
+from tessera.ir.tile_checks import check_memref_access, check_offsets, expect_tile, fail
+from tessera.ir.types import TileType
+
+index = IndexType()
+
+
+# --- program ids ----------------------------------------------------------------
+
+
+class _GridQueryOp(IRDLOperation):
+    """`%x = tile.program_id 0`: a CTA coordinate (or grid extent) along an axis."""
+
+    axis = prop_def(IntAttr)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+
+    def __init__(self, axis: int):
+        super().__init__(properties={"axis": IntAttr(axis)}, result_types=[index])
+
+    def verify_(self) -> None:
+        if self.axis.data not in (0, 1, 2):
+            fail(self, D.TILE_ATTR_INVALID, f"{self.name}: axis {self.axis.data} is not 0, 1 or 2")
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        return cls(parser.parse_integer(allow_boolean=False))
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.axis.data}")
+
+
+@irdl_op_definition
+class ProgramIdOp(_GridQueryOp):
+    name = "tile.program_id"
+
+
+@irdl_op_definition
+class NumProgramsOp(_GridQueryOp):
+    name = "tile.num_programs"
+
+
+# --- global memory <-> tiles --------------------------------------------------------
+
+
+@irdl_op_definition
+class LoadOp(AccessSyntax):
+    """Read a tile whose origin is `offsets`; elements past the memref edge read `padding`."""
+
+    name = "tile.load"
+    HAS_PAD: ClassVar[bool] = True
+    source = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    padding = prop_def(FloatAttr)
+    result = result_def(TileType)
+
+    def __init__(self, source: SSAValue, offsets, result_type: TileType, padding: float = 0.0):
+        super().__init__(operands=[source, list(offsets)], result_types=[result_type],
+                         properties={"padding": FloatAttr(padding, f64)})
+
+    def verify_(self) -> None:
+        t = expect_tile(self, "result", self.result.type, "reg")
+        check_offsets(self, self.offsets)
+        check_memref_access(self, self.source.type, len(self.offsets), t)
+
+
+@irdl_op_definition
+class StoreOp(AccessSyntax):
+    """Write a tile at `offsets`; elements past the memref edge are dropped."""
+
+    name = "tile.store"
+    STORES: ClassVar[bool] = True
+    value = operand_def(TileType)
+    dest = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+
+    def __init__(self, value: SSAValue, dest: SSAValue, offsets):
+        super().__init__(operands=[value, dest, list(offsets)])
+
+    def verify_(self) -> None:
+        t = expect_tile(self, "stored value", self.value.type, "reg")
+        check_offsets(self, self.offsets)
+        check_memref_access(self, self.dest.type, len(self.offsets), t)
