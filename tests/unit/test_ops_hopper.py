@@ -38,8 +38,8 @@ def test_default_rule_big_tiles_in_clusters_from_two_waves_one_wave_without_else
     assert H.default_config(2048, 2048, 2048).as_dict() == {**big, "cluster": 1}  # 128 big tiles: one wave
     split = {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 2,
              "multicast": "b"}
-    assert H.default_config(1024, 1024, 16384).as_dict() == split  # 64 tiles of 128 x 128, K long: 128 units
-    assert H.default_config(1024, 1024, 16384, reads_tiles=True).as_dict() == split
+    assert H.default_config(1024, 1024, 16384).as_dict() == {**split, "stages": 6, "schedule": "pingpong"}
+    assert H.default_config(1024, 1024, 16384, reads_tiles=True).as_dict() == split  # 64 tiles, K long: 128 units
     assert H.default_config(1024, 1024, 2048).schedule == "pingpong"  # K short: 128 x 64 tiles instead
     assert H.default_config(128, 8192, 8192).as_dict()["splitk"] == 1  # memory-bound: more tiles beat splits
     assert H.default_config(1024, 1024, 2048, reads_tiles=True).schedule == "cooperative"
