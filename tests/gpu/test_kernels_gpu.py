@@ -93,12 +93,17 @@ def test_gemm(shape, full, dtype):
     assert not np.isnan(got).any(), "elements left unwritten"
     err = rel_error(got, want)
     assert err <= error_bound(dtype), f"rel error {err:.3g} > {error_bound(dtype)}"
-    sm90a = ops.last_run().arch == "sm_90a"  # b as [N, K] on an sm_90 device: tessera.ops._hopper's kernel
-    cfg = H.gemm_config(M, N, K, dtype, full) if sm90a else gemm_config(M, N, K)
+    sm90a = ops.last_run().arch == "sm_90a"  # on an sm_90 device: tessera.ops._hopper's kernel
+    ta, tb = LAYOUTS[SHAPES.index(shape)] if full else (False, False)
+    cfg = H.gemm_config(M, N, K, dtype, full, H.layout_of(ta, tb)) if sm90a else gemm_config(M, N, K)
     rec = check_record("gemm", "gemm", G.grid(M, N, cfg.BM, cfg.BN))
     assert rec.config["stages"] == cfg.stages and rec.synchronized is False  # device arrays: asynchronous
-    assert sm90a == (full and LAYOUTS[SHAPES.index(shape)] == (False, True) and K % 8 == 0
-                     and torch.cuda.get_device_capability() == (9, 0))
+    # sm_90a in every layout where TMA can read each operand and the output: rows of a multiple of 16 bytes
+    ta, tb = LAYOUTS[SHAPES.index(shape)] if full else (False, False)
+    out_bytes = 4 if full and SHAPES.index(shape) % 2 else 2
+    readable = ((M if ta else K) * 2 % 16 == 0 and (K if tb else N) * 2 % 16 == 0 and N * out_bytes % 16 == 0
+                and min(M, N, K) > 0)
+    assert sm90a == (readable and torch.cuda.get_device_capability() == (9, 0))
 
 
 def test_gemm_accumulator_is_threaded_through_the_k_loop():
