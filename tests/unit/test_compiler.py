@@ -223,11 +223,15 @@ def test_sm_90a_gemm_with_b_as_n_by_k_lowers_to_hgmma_and_tma_without_local_memo
     assert [p.box for p in ck.emitted.params if p.role == "tmap"] == [(128, 64), (256, 64)]
 
 
-def test_sm_90a_gemm_with_b_as_k_by_n_is_a_coded_refusal():
-    """wgmma reads B K-major here: a [K, N] B (no transpose in the program) is refused with a hint, never lowered wrong."""
-    with pytest.raises(TesseraError) as err:
-        compile(gemm_tk(), "sm_90a", cache=CompileCache(disk=False))
-    assert err.value.code.name == "NV_WGMMA_UNSUPPORTED" and "TRANS_B" in (err.value.hint or ""), str(err.value)
+def test_sm_90a_gemm_with_b_as_k_by_n_reads_b_mn_major():
+    """A plain a@b (B as [K, N], no transpose in the program) lowers to the same kernel with an MN-major B: TMA
+    boxes of BK rows x 64 columns of N, imm-trans-b 1 (it was NV_WGMMA_UNSUPPORTED before issue 16)."""
+    from tessera.target.nvidia.toolchain.sass import has_local_memory
+
+    ck = compile(gemm_tk(BM=128, BN=128, BK=64), "sm_90a", stages=4, cache=CompileCache(disk=False))
+    assert "HGMMA.64x128x16.F32.BF16" in ck.sass() and not has_local_memory(ck.cubin)
+    assert [p.box for p in ck.emitted.params if p.role == "tmap"][:2] == [(128, 64), (64, 64)]
+    assert "1, 1, 1, 0, 1;" in ck.source
 
 
 @pytest.mark.skipif(has_gpu(), reason="the default arch comes from the device when there is one")
