@@ -1,0 +1,77 @@
+"""Where the decode GEMM's time goes on an H200: the sm_90a kernel's duration against K at M = 16, N = 4096.
+
+    python benchmarks/decode_floor.py [--out FILE]
+
+Issue 16's decode rows at N = 4096 took ~18.4 us for every config (1.8 TB/s of a 4.2 TB/s copy). If the time
+is a fixed cost (launch, prologue, tensor-map fetch, first TMA round trip, split-K fixup), a K sweep shows it
+as the intercept of time against K; the slope is the streaming rate. cuBLAS on the same tensors beside it.
+Per point: median of 30 CUDA-event timings after an L2 flush. JSON to --out (default $OUT/decode_floor.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_gemm_layouts import make_call  # noqa: E402
+
+M, N = 16, 4096
+KS = (64, 256, 1024, 2048, 4096, 8192)
+CONFIGS = {
+    "64x128-s8": {"BM": 64, "BN": 128, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 1, "splitk": 1,
+                  "multicast": "b"},
+    "64x128-s8-splitk4": {"BM": 64, "BN": 128, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 1,
+                          "splitk": 4, "multicast": "b"},
+    "128x64-pingpong": {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1,
+                        "splitk": 1, "multicast": "b"},
+}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "decode_floor.json"))
+    args = p.parse_args()
+    import torch
+
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+
+    def median_us(fn, runs=30):
+        for _ in range(3):
+            fn()
+        ts = []
+        for r in range(runs):
+            flush.fill_(r & 0xFF)
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            ts.append(s.elapsed_time(e) * 1e3)
+        return statistics.median(ts)
+
+    rows = []
+    for K in KS:
+        a = torch.randn((M, K), device="cuda").bfloat16()
+        b = torch.randn((K, N), device="cuda").bfloat16()
+        out = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+        row = {"K": K, "weight_mb": K * N * 2 / 2**20, "cublas_us": median_us(lambda: torch.matmul(a, b, out=out))}
+        for name, cfg in CONFIGS.items():
+            row[name + "_us"] = median_us(make_call(torch, cfg, a, b, out, False, False, M, N))
+        rows.append(row)
+        print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+    empty = torch.empty(1, device="cuda")
+    floor = {"empty_kernel_us": median_us(lambda: empty.add_(1))}
+    print(json.dumps(floor))
+    Path(args.out).write_text(json.dumps({"M": M, "N": N, "rows": rows, **floor}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
