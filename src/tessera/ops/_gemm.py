@@ -93,7 +93,7 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
     device = ck.device or 0
     hopper = lane == "cuda" and H.eligible(device_arch(device), A, B, ta, tb, O)
     cfg = (H.gemm_config(M, N, K, A.dtype, reads_c or R is not None, H.layout_of(ta, tb)) if hopper
-           else gemm_config(M, N, K))
+           else gemm_config(M, N, K, device_arch(device) if lane == "cuda" else None, A.dtype))
     if -(-N // cfg.BN) > GRID_Y_LIMIT:
         raise ck.fail(D.OPS_ARG_SHAPE, f"N = {N} needs {-(-N // cfg.BN)} column programs; the grid's y limit is "
                                        f"{GRID_Y_LIMIT}")

@@ -14,7 +14,9 @@ GEMM (`gemm_config(M, N, K)`), 128 threads (2 x 2 warps) per CTA:
   BK = 32                         K step (one mma.sync K of 16, twice)
   stages = 3 if K >= 128 else 1   cp.async pipelining depth of the K-loop;
                                   short K-loops gain nothing from it
-  (128 x 128 x 32 with 3 stages needs 124 KiB of shared memory; sm_90 has 227.)
+  (128 x 128 x 32 with 3 stages needs 124 KiB of shared memory for 16-bit operands: sm_80 has 163 KiB,
+  sm_90 227, but sm_86/sm_89 99, so there `gemm_config(..., arch=)` takes 64 x 128 x 32 with 3 stages
+  (75 KiB) instead; f32 operands take 35 KiB and keep 128 x 128.)
 Attention (`attention_config(S_q, D)`): BLOCK_M = 64 query rows, BLOCK_N = 64
   keys per step for every S_q (BLOCK_M = 128 spills 88 B to 1.4 KB of stack) (a short sequence wastes rows of one program,
   not launches or compiles); D (the head dim) must be 64 or 128.
@@ -68,10 +70,17 @@ _ATTENTION = AttentionConfig(64, 64)
 _LINEAR = {None: LinearAttentionConfig(32, None), 32: LinearAttentionConfig(32, 32)}
 
 
-def gemm_config(M: int, N: int, K: int) -> GemmConfig:
-    """The GEMM tile configuration for an M x N x K product (see the module docstring)."""
+SMALL_SMEM_ARCHS = ("sm_86", "sm_89")  # 99 KiB of shared memory per CTA: no 16-bit 128 x 128 x 32 tile x 3 stages
+
+
+def gemm_config(M: int, N: int, K: int, arch: str | None = None, dtype: str | None = None) -> GemmConfig:
+    """The GEMM tile configuration for an M x N x K product (see the module docstring); `arch` and `dtype`
+    (the operands') only matter where the 128 x 128 pipelined tile does not fit shared memory."""
     bn = 64 if N <= 64 else 128
-    return _GEMM[(64 if M <= 64 or bn == 64 else 128, bn, 3 if K >= 128 else 1)]
+    bm, stages = (64 if M <= 64 or bn == 64 else 128), (3 if K >= 128 else 1)
+    if (bm, bn, stages) == (128, 128, 3) and arch in SMALL_SMEM_ARCHS and dtype != "f32":
+        bm = 64
+    return _GEMM[(bm, bn, stages)]
 
 
 def attention_config(S_q: int, D: int) -> AttentionConfig:
