@@ -81,18 +81,19 @@ class Bench:
         return 2 * x.numel() / (ms * 1e-3) / 1e12
 
 
-def make_call(torch, cfg: dict, A, B, out, ta: bool, tb: bool, M: int, N: int):
+def make_call(torch, config: dict, A, B, out, ta: bool, tb: bool, M: int, N: int):
     import tessera
     from tessera.compiler.driver import compile_cached
-    from tessera.compiler.launch_shape import LaunchShape
     from tessera.kernels import gemm as G
+    from tessera.ops._hopper import HopperConfig
 
+    cfg = HopperConfig.from_config(config)
     T = tessera.tensor
     specs = (T(("K", "M") if ta else ("M", "K"), "bf16"), T(("N", "K") if tb else ("K", "N"), "bf16"),
              T(("M", "N"), "bf16"), None, None, tessera.scalar("f32"), None)
-    meta = {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"], "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": "none"}
-    ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=LaunchShape.from_config(cfg))
-    grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
+    meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": "none"}
+    ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=cfg.shape)
+    grid = G.grid(M, N, BM=cfg.BM, BN=cfg.BN)
     stream = torch.cuda.current_stream()
     return lambda: ck.launch(grid, [A, B, out, 1.0], stream=stream)
 

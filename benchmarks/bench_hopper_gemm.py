@@ -391,7 +391,7 @@ def tessera_gemm(A, W, out, config: dict, *, bias=None, activation: str = "none"
     dt = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}[A.dtype]
     if config.get("SPLIT_K", 1) > 1:
         return _tessera_splitk(A, W, out, config, bias=bias, activation=activation, arch=arch, dt=dt)
-    BM, BN, BK, stages = config["BM"], config["BN"], config["BK"], config["stages"]
+    BM, BN, BK = config["BM"], config["BN"], config["BK"]
 
     def build():  # only on the first call for this key
         from tessera import tl
@@ -402,11 +402,9 @@ def tessera_gemm(A, W, out, config: dict, *, bias=None, activation: str = "none"
         specs = (tensor(("M", "K"), dt), tensor(("N", "K"), dt), tensor(("M", "N"), dt),
                  tensor((1, "N"), dt) if bias is not None else None, None, ScalarSpec(tl.f32), None)
         return tessera_compile(gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True, ACTIVATION=activation),
-                               arch=arch, pipeline=_pipeline(arch, config))
+                               arch=arch, shape=_shape(config))
 
-    ck = _compile_once(("gemm", dt, BM, BN, BK, stages, config.get("schedule"), config.get("cluster", 1),
-                        config.get("splitk", 1), config.get("multicast", "b"), config.get("streamk", 0),
-                        bias is not None, activation, arch),
+    ck = _compile_once(("gemm", dt, BM, BN, BK, _shape(config), bias is not None, activation, arch),
                        build, config, dt, bias, activation, arch)
     M, N = A.shape[0], W.shape[0]
     g = grid(M, N, BM=BM, BN=BN)
@@ -421,13 +419,13 @@ COMPILES: list = []
 _workspaces: dict = {}
 
 
-def _pipeline(arch: str, config: dict) -> str:
-    """The named pipeline with the config's stages, warp-specialize schedule, cluster, in-kernel split-K and
-    stream-K (ignored off sm_90a)."""
-    from tessera.compiler.driver import default_pipeline
+def _shape(config: dict):
+    """The config's launch shape: stages, warp-specialize schedule, cluster, in-kernel split-K, multicast and
+    stream-K (ignored off sm_90a). The table writes streamk=1 as warp-specialize spells it; LaunchShape takes a bool.
+    """
+    from tessera.compiler.launch_shape import LaunchShape
 
-    return default_pipeline(arch, config["stages"], config.get("schedule", "cooperative"), config.get("cluster", 1),
-                            config.get("splitk", 1), config.get("multicast", "b"), bool(config.get("streamk", 0)))
+    return LaunchShape.from_config({**config, "streamk": bool(config.get("streamk", False))})
 
 
 def _compile_once(key, build, config, dt, bias, activation, arch):
@@ -456,14 +454,12 @@ def _tessera_splitk(A, W, out, config: dict, *, bias, activation: str, arch: str
     from tessera.dsl.specs import ScalarSpec, tensor
     from tessera.kernels import gemm_splitk as SK
 
-    BM, BN, BK, stages, S = config["BM"], config["BN"], config["BK"], config["stages"], config["SPLIT_K"]
+    BM, BN, BK, S = config["BM"], config["BN"], config["BK"], config["SPLIT_K"]
     M, N = A.shape[0], W.shape[0]
-    part = _compile_once(("gemm_splitk", dt, BM, BN, BK, stages, S, config.get("schedule"), config.get("cluster", 1),
-                          arch),
+    part = _compile_once(("gemm_splitk", dt, BM, BN, BK, S, _shape(config), arch),
                          lambda: tessera_compile(
         SK.gemm_splitk.trace(tensor(("M", "K"), dt), tensor(("N", "K"), dt), tensor(("R", "N"), "f32"),
-                             BM=BM, BN=BN, BK=BK, SPLIT_K=S, TRANS_B=True), arch=arch,
-        pipeline=_pipeline(arch, config)),
+                             BM=BM, BN=BN, BK=BK, SPLIT_K=S, TRANS_B=True), arch=arch, shape=_shape(config)),
         config, dt, bias, activation, arch)
     red = _compile_once(("splitk_reduce", dt, S, bias is not None, activation, arch), lambda: tessera_compile(
         SK.splitk_reduce.trace(tensor(("R", "N"), "f32"), tensor(("M", "N"), dt),

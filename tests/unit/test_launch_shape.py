@@ -39,11 +39,32 @@ def test_the_default_shape_is_compiles_default_and_names_only_stages_and_schedul
 @pytest.mark.parametrize("cfg", HOPPER_CANDIDATES, ids=lambda c: "-".join(map(str, c.values())))
 def test_every_candidate_is_a_valid_shape_whose_pipeline_parses(cfg):
     shape = LaunchShape.from_config(cfg)
-    assert HopperConfig(**cfg).shape == shape
+    hopper = HopperConfig.from_config(cfg)
+    assert hopper.shape == shape and hopper.meta() == {k: cfg[k] for k in ("BM", "BN", "BK")}
+    assert list(hopper.as_dict().items()) == list(cfg.items())  # the dict format (and order) of pins and entries
     parse_pipeline(shape.pipeline("sm_90a"))  # every knob reaches a pass option the pipeline knows
     for f in fields(LaunchShape):
         if f.name in cfg:
             assert getattr(shape, f.name) == cfg[f.name]
+
+
+def test_a_hopper_config_is_its_tile_and_a_shape_from_one_dict():
+    """HopperConfig.from_config splits the tile from the knobs: a key that is neither is LaunchShape's coded error;
+    the knobs read through; as_dict names streamk only where it is on (pins written before it stay valid)."""
+    cfg = HopperConfig.from_config({"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong",
+                                    "cluster": 1, "splitk": 2, "multicast": "b"}, "pinned")
+    assert (cfg.BM, cfg.stages, cfg.schedule, cfg.splitk, cfg.streamk, cfg.source) == (128, 6, "pingpong", 2, False,
+                                                                                        "pinned")
+    assert "streamk" not in cfg.as_dict()
+    assert HopperConfig(128, 256, 64, LaunchShape(4, streamk=True)).as_dict()["streamk"] is True
+    with pytest.raises(AttributeError):
+        cfg.warps
+    for bad, code in (({**cfg.as_dict(), "warps": 4}, D.COMPILE_LAUNCH_SHAPE_INVALID),
+                      ({**cfg.as_dict(), "splitk": 0}, D.COMPILE_LAUNCH_SHAPE_INVALID),
+                      ({"BM": 128, "BN": 128, "stages": 4}, D.OPS_AUTOTUNE_INPUT)):
+        with pytest.raises(D.TesseraError) as err:
+            HopperConfig.from_config(bad)
+        assert err.value.code is code
 
 
 def test_every_knob_reaches_the_pipeline_text_hence_the_cache_key():

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from tessera.compiler.launch_shape import LaunchShape
 from tessera.ops import autotune
@@ -70,33 +70,59 @@ HOPPER_CANDIDATES = [
 TMA_DTYPES = ("bf16", "f16")
 L2_FLUSH_BYTES = 256 << 20  # written before each timed tuning run: more than the L2 of any Hopper part
 SPLITK_MIN_K = 4096  # below this a split's K-loop is too short to pay for the partials' round trip
+TILE = ("BM", "BN", "BK")  # a config dict's tile sizes (the kernel's meta); every other key is a LaunchShape knob
+# The knobs every config dict names, as candidates, pins and cache entries did before stream-K; a knob added since
+# is in the dict only where it is not at its default ("streamk": True), so those written before it stay valid.
+DICT_KNOBS = ("stages", "schedule", "cluster", "splitk", "multicast")
+_KNOBS = frozenset(f.name for f in fields(LaunchShape))
 
 
 @dataclass(frozen=True)
 class HopperConfig:
+    """One sm_90a GEMM config: the tile (BM x BN x BK, the kernel's meta) and the launch shape (the pipeline's
+    knobs, validated by LaunchShape), and where the config came from.
+
+    `from_config` builds one from a candidate, pin or cache dict and `as_dict` gives that dict back. The knobs
+    read through to the shape (`cfg.splitk` is `cfg.shape.splitk`), so a new knob needs no edit here.
+    """
+
     BM: int
     BN: int
     BK: int
-    stages: int
-    schedule: str
-    cluster: int = 1  # CTAs per thread-block cluster (2: the pair shares B through TMA multicast)
-    splitk: int = 1  # K splits per tile, summed in the same launch (warp-specialize splitk=)
-    multicast: str = "b"  # with cluster=2, the operand the pair shares: b (pairs of tile rows) or a (columns)
-    streamk: bool = False  # the partial last wave's K steps shared by every SM (warp-specialize streamk=1)
+    shape: LaunchShape
     source: str = "default"  # default | pinned | cache | measured
+
+    @classmethod
+    def from_config(cls, config: dict, source: str = "default") -> "HopperConfig":
+        """From a config dict: BM, BN and BK are the tile, every other key a knob (a key that is neither, or a bad
+        knob value, is COMPILE_LAUNCH_SHAPE_INVALID from LaunchShape; a missing tile size OPS_AUTOTUNE_INPUT)."""
+        missing = [k for k in TILE if k not in config]
+        if missing:
+            from tessera.ir import diagnostics as D
+            from tessera.ops._common import OpsError
+            raise OpsError(D.OPS_AUTOTUNE_INPUT, OP, f"config {config!r} has no {', '.join(missing)}",
+                           hint=f"give the tile sizes {', '.join(TILE)} with the launch-shape knobs")
+        shape = LaunchShape.of({k: v for k, v in config.items() if k not in TILE})
+        return cls(config["BM"], config["BN"], config["BK"], shape, source)
+
+    def __getattr__(self, name: str):
+        if name in _KNOBS:  # only called for names the dataclass does not have
+            return getattr(self.shape, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def meta(self) -> dict:
         return {"BM": self.BM, "BN": self.BN, "BK": self.BK}
 
-    @property
-    def shape(self) -> LaunchShape:
-        """The launch shape these knobs make (validated: a bad pin fails here, coded)."""
-        return LaunchShape(self.stages, self.schedule, self.cluster, self.splitk, self.multicast, self.streamk)
-
     def as_dict(self) -> dict:
-        out = {"BM": self.BM, "BN": self.BN, "BK": self.BK, "stages": self.stages, "schedule": self.schedule,
-               "cluster": self.cluster, "splitk": self.splitk, "multicast": self.multicast}
-        return {**out, "streamk": True} if self.streamk else out
+        """The config dict: the tile, the DICT_KNOBS, and each later knob only where it is not at its default."""
+        default = LaunchShape()
+        knobs = {k: v for k, v in self.shape.as_dict().items() if k in DICT_KNOBS or v != getattr(default, k)}
+        return {**self.meta(), **knobs}
+
+
+def _cfg(BM: int, BN: int, stages: int, schedule: str, cluster: int = 1, splitk: int = 1) -> HopperConfig:
+    """A config of the default rule: BM x BN x 64 tiles (a 2-CTA cluster shares B; no stream-K)."""
+    return HopperConfig(BM, BN, 64, LaunchShape(stages=stages, schedule=schedule, cluster=cluster, splitk=splitk))
 
 
 def _tma_ok(v) -> bool:
@@ -137,26 +163,26 @@ def default_config(M: int, N: int, K: int, reads_tiles: bool = False, layout: st
     if (b_k_major and 4 * big_tiles >= 3 * SMS
             and 100 * _wave_cost(M, N, 192, 160) <= 97 * _wave_cost(M, N, 128, 256)):
         # 192 x 160 tiles waste less (4000^3: 3.98 waves of 192 x 160 against 3.88 of 128 x 256 covering 4096^2)
-        return HopperConfig(192, 160, 64, 4, "cooperative")
+        return _cfg(192, 160, 4, "cooperative")
     if big_tiles >= 2 * SMS:
-        return HopperConfig(128, 256, 64, 4, "cooperative", 2)
+        return _cfg(128, 256, 4, "cooperative", cluster=2)
     if 4 * big_tiles >= 3 * SMS:
-        return HopperConfig(128, 256, 64, 4, "cooperative")
+        return _cfg(128, 256, 4, "cooperative")
     if M <= 64:
         # decode: memory-bound on the weight; 64-row tiles, K split until the units come close to one wave
         tiles = -(-N // 128)
         splits = max([s for s in (1, 2, 4) if tiles * s <= SMS and K >= 16 * 64 * s] + [1])
-        return HopperConfig(64, 128, 64, 8, "cooperative", splitk=splits)
+        return _cfg(64, 128, 8, "cooperative", splitk=splits)
     if 2 * (-(-M // 128) * -(-N // 128)) <= SMS and K >= max(SPLITK_MIN_K, 4 * max(M, N)):
         # few tiles and a K long next to both sides (not a memory-bound skinny product): two units per tile, in
         # ping-pong (1024 x 1024 x 16384 on the H200, 2026-12-03: 0.94-0.97x cuBLAS against 0.87-0.91x
         # cooperative) unless the epilogue reads tiles
         if reads_tiles:
-            return HopperConfig(128, 128, 64, 5, "cooperative", splitk=2)
-        return HopperConfig(128, 128, 64, 6, "pingpong", splitk=2)
+            return _cfg(128, 128, 5, "cooperative", splitk=2)
+        return _cfg(128, 128, 6, "pingpong", splitk=2)
     if reads_tiles:
-        return HopperConfig(128, 128, 64, 5, "cooperative")
-    return HopperConfig(128, 64, 64, 8, "pingpong")  # few tiles (small M or N): more, narrower ones
+        return _cfg(128, 128, 5, "cooperative")
+    return _cfg(128, 64, 8, "pingpong")  # few tiles (small M or N): more, narrower ones
 
 
 def _wave_cost(M: int, N: int, bm: int, bn: int) -> int:
@@ -195,7 +221,7 @@ def gemm_config(M: int, N: int, K: int, dtype: str, reads_tiles: bool = False, l
         found = tune_gemm(M, N, K, dtype, layout=layout)
     if found is None or (reads_tiles and found.source != "pinned" and found.config["schedule"] == "pingpong"):
         return default_config(M, N, K, reads_tiles, layout)
-    return HopperConfig(**found.config, source=found.source)
+    return HopperConfig.from_config(found.config, found.source)
 
 
 def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT", progress: bool | None = None,
@@ -233,11 +259,11 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT"
 
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
 
-    def measure(cfg: dict) -> float:
-        meta = {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"], "TRANS_A": ta, "TRANS_B": tb,
-                "ACTIVATION": "none"}
-        ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=LaunchShape.from_config(cfg))
-        grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
+    def measure(config: dict) -> float:
+        cfg = HopperConfig.from_config(config)
+        meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": "none"}
+        ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=cfg.shape)
+        grid = G.grid(M, N, BM=cfg.BM, BN=cfg.BN)
         stream = torch.cuda.current_stream()
         for i in range(2):  # the first warm-up waits, bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT
             ck.launch(grid, [a, w, out, 1.0], stream=stream, sync=i == 0)
