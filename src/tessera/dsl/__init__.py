@@ -16,8 +16,8 @@ from tessera.dsl.errors import KernelError
 from tessera.dsl.kernel import Kernel, TracedKernel, kernel
 from tessera.dsl.scalar import Scalar
 from tessera.dsl.specs import ScalarSpec, TensorSpec, scalar, tensor
+from tessera.dsl.tensor_arg import Tensor
 from tessera.dsl.tile import Tile
-from tessera.dsl.values import Tensor
 
 __all__ = ["tl", "kernel", "Kernel", "TracedKernel", "KernelError", "tensor", "scalar", "TensorSpec", "ScalarSpec",
            "Tile", "Scalar", "Tensor", "DType", "as_dtype", "bf16", "f16", "f32", "f64", "i1", "i32", "index"]

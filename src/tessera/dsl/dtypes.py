@@ -7,6 +7,7 @@ one `DType`, so every other module compares DTypes and never strings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import ml_dtypes
@@ -14,6 +15,7 @@ import numpy as np
 from xdsl.dialects.builtin import IndexType, bf16 as _bf16, f16 as _f16, f32 as _f32, f64 as _f64, i1 as _i1, i32 as _i32
 from xdsl.ir import Attribute
 
+from tessera.dsl.errors import KernelError
 from tessera.ir import diagnostics as D
 
 
@@ -40,16 +42,27 @@ class DType:
 
     def __call__(self, value) -> "Scalar":  # noqa: F821
         """A traced scalar constant of this type (inside a kernel body): `acc_rows = tl.index(0)`."""
-        from tessera.dsl import builder
-        from tessera.dsl.scalar import constant
-
-        return constant(builder.current(f"tl.{self.name}(...)"), value, self)
+        return _make_constant(self, value)
 
     def __str__(self) -> str:
         return self.name
 
     def __repr__(self) -> str:
         return f"tl.{self.name}"
+
+
+def _scalars_not_loaded(dtype: DType, value) -> "Scalar":  # noqa: F821
+    raise RuntimeError("tessera.dsl.scalar was not imported, so dtypes cannot make traced constants")
+
+
+_make_constant: Callable[[DType, object], "Scalar"] = _scalars_not_loaded  # noqa: F821
+
+
+def make_constants_with(make: Callable[[DType, object], "Scalar"]) -> None:  # noqa: F821
+    """Set what calling a DType does. Scalars are built on dtypes, so tessera.dsl.scalar hands its
+    constant maker down here rather than this module importing it back (that was an import cycle)."""
+    global _make_constant
+    _make_constant = make
 
 
 _INT_RANGES = {"i1": (0, 1), "i32": (-2 ** 31, 2 ** 31 - 1), "index": (-2 ** 63, 2 ** 63 - 1)}
@@ -72,8 +85,6 @@ _BY_IR = {d.ir: d for d in ALL}
 
 def as_dtype(x: object, what: str = "dtype") -> DType:
     """The DType named by `x`: a DType, a name ('bf16', 'float32'), a numpy dtype or type, or an xDSL type."""
-    from tessera.dsl.errors import KernelError
-
     if isinstance(x, DType):
         return x
     if isinstance(x, str) and x in _BY_NAME:

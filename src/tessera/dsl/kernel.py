@@ -24,7 +24,7 @@ from tessera.dsl.errors import KernelError, from_ir_error
 from tessera.dsl.rewrite import rewrite
 from tessera.dsl.scalar import Scalar
 from tessera.dsl.specs import ArgSpec, TensorSpec, spec_of
-from tessera.dsl.values import Tensor
+from tessera.dsl.tensor_arg import Tensor
 from tessera.ir import diagnostics as D
 from tessera.ir.verify import verify_module
 

@@ -27,6 +27,7 @@ columns, so tracebacks, op locations and errors name the user's source.
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import textwrap
 import types
@@ -173,8 +174,6 @@ def _syntactic_range(expr: ast.AST) -> bool:
 
 def _range_detector(env: dict):
     """Recognise calls of tessera's tl.range: resolve the callee through the kernel's globals and closure."""
-    import builtins
-
     def resolve(expr):
         if isinstance(expr, ast.Name):
             if expr.id in env:

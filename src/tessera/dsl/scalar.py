@@ -57,6 +57,14 @@ def constant(state: B.TraceState, v, dtype: T.DType) -> "Scalar":
     return Scalar(op.results[0], state.root)
 
 
+def _dtype_constant(dtype: T.DType, value) -> "Scalar":
+    """`tl.index(0)`, `tl.f32(2.5)`: a dtype called in a kernel body is a constant of that type."""
+    return constant(B.current(f"tl.{dtype.name}(...)"), value, dtype)
+
+
+T.make_constants_with(_dtype_constant)
+
+
 @binary_operators("+", "-", "*", "/", "//", "%", "<", "<=", ">", ">=", "==", "!=")
 class Scalar(Traced):
     """A traced index/i32/f32/i1 scalar: program ids, symbolic sizes, loop counters, scalar arguments."""
@@ -77,10 +85,8 @@ class Scalar(Traced):
     # --- operators: a Tile on the other side handles mixed tile/scalar arithmetic ----
 
     def _bin(self, other, sym: str, reflected: bool = False):
-        from tessera.dsl.tile import Tile
-
         reject_poison(other)
-        if isinstance(other, Tile):
+        if isinstance(other, Traced) and not isinstance(other, Scalar):  # a Tile: its operator splats this scalar
             return NotImplemented
         a, b = unify(self, other, sym)
         if reflected:

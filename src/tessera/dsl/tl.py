@@ -21,9 +21,10 @@ from tessera.dsl.errors import KernelError
 from tessera.dsl.loops import range_ as range  # noqa: A001 - tl.range mirrors Python's range
 from tessera.dsl.scalar import NUMBER, Scalar, binary as _scalar_binary, constant as _scalar_constant, \
     convert as _scalar_convert, select as _scalar_select, unify as _unify
+from tessera.dsl.tensor_arg import Tensor
 from tessera.dsl.tile import Tile, binary as _tile_binary, broadcast_to as _broadcast_to, check_shape, constant, \
     elementwise_operands, select as _tile_select, splat, unary
-from tessera.dsl.values import Tensor, reject_poison
+from tessera.dsl.values import reject_poison
 from tessera.ir import diagnostics as D
 from tessera.ir import tile_ops as TO
 from tessera.ir.tile_ops import MMA_INPUTS
