@@ -82,17 +82,11 @@ class Bench:
 
 
 def make_call(torch, config: dict, A, B, out, ta: bool, tb: bool, M: int, N: int):
-    import tessera
-    from tessera.compiler.driver import compile_cached
+    """A launch of the sm_90a kernel `config` on these tensors: the kernel tune_gemm measures (compile_plain)."""
     from tessera.kernels import gemm as G
-    from tessera.ops._hopper import HopperConfig
+    from tessera.ops._hopper import compile_plain, layout_of
 
-    cfg = HopperConfig.from_config(config)
-    T = tessera.tensor
-    specs = (T(("K", "M") if ta else ("M", "K"), "bf16"), T(("N", "K") if tb else ("K", "N"), "bf16"),
-             T(("M", "N"), "bf16"), None, None, tessera.scalar("f32"), None)
-    meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": "none"}
-    ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=cfg.shape)
+    ck, cfg = compile_plain(config, "bf16", layout_of(ta, tb))
     grid = G.grid(M, N, BM=cfg.BM, BN=cfg.BN)
     stream = torch.cuda.current_stream()
     return lambda: ck.launch(grid, [A, B, out, 1.0], stream=stream)

@@ -91,9 +91,10 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
     result, O = ck.output("out", out, a, A, (M, N), dtype, inputs, Out)
 
     device = ck.device or 0
-    hopper = lane == "cuda" and H.eligible(device_arch(device), A, B, ta, tb, O)
+    arch = device_arch(device) if lane == "cuda" else None
+    hopper = arch is not None and H.eligible(arch, A, B, ta, tb, O)
     cfg = (H.gemm_config(M, N, K, A.dtype, reads_c or R is not None, H.layout_of(ta, tb)) if hopper
-           else gemm_config(M, N, K, device_arch(device) if lane == "cuda" else None, A.dtype))
+           else gemm_config(M, N, K, arch, A.dtype))
     if -(-N // cfg.BN) > GRID_Y_LIMIT:
         raise ck.fail(D.OPS_ARG_SHAPE, f"N = {N} needs {-(-N // cfg.BN)} column programs; the grid's y limit is "
                                        f"{GRID_Y_LIMIT}")

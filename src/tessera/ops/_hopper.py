@@ -224,6 +224,23 @@ def gemm_config(M: int, N: int, K: int, dtype: str, reads_tiles: bool = False, l
     return HopperConfig.from_config(found.config, found.source)
 
 
+def compile_plain(config: dict, dtype: str = "bf16", layout: str = "NT"):
+    """(CompiledKernel, HopperConfig) of the sm_90a kernel for a plain C = A @ B (alpha only, no epilogue
+    inputs) in `layout` with one candidate `config`: what tune_gemm measures, so a cache warmed with it (the
+    benchmarks' warm_gemm_cache.py) holds exactly the kernels tuning loads."""
+    import tessera
+    from tessera.compiler.driver import compile_cached
+    from tessera.kernels import gemm as G
+
+    ta, tb = layout[0] == "T", layout[1] == "T"
+    T = tessera.tensor
+    specs = (T(("K", "M") if ta else ("M", "K"), dtype), T(("N", "K") if tb else ("K", "N"), dtype),
+             T(("M", "N"), dtype), None, None, tessera.scalar("f32"), None)
+    cfg = HopperConfig.from_config(config)
+    meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": "none"}
+    return compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=cfg.shape), cfg
+
+
 def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT", progress: bool | None = None,
               runs: int = 10):
     """Measure HOPPER_CANDIDATES for an M x N x K product in `layout` (NT: b as [N, K]; see LAYOUTS) on the GPU;
@@ -233,19 +250,16 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT"
     (median of `runs` after a warm-up, each run after an L2 flush); one that fails to compile or launch is
     recorded and never chosen.
     """
+    from tessera.ir import diagnostics as D
+    from tessera.ops._common import OpsError
+
     if layout not in LAYOUTS:
-        from tessera.ir import diagnostics as D
-        from tessera.ops._common import OpsError
         raise OpsError(D.OPS_AUTOTUNE_INPUT, "tune_gemm", f"layout={layout!r} is not one of {', '.join(LAYOUTS)}")
     try:
         import torch
     except ImportError:  # pragma: no cover - the GPU image has torch
-        from tessera.ir import diagnostics as D
-        from tessera.ops._common import OpsError
         raise OpsError(D.OPS_AUTOTUNE_INPUT, "tune_gemm", "tune_gemm measures with torch CUDA tensors; torch is "
                                                           "not installed") from None
-    import tessera
-    from tessera.compiler.driver import compile_cached
     from tessera.kernels import gemm as G
 
     ta, tb = layout[0] == "T", layout[1] == "T"
@@ -253,16 +267,10 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT"
     a = torch.randn((K, M) if ta else (M, K), device="cuda").to(tdt)
     w = (torch.randn((N, K) if tb else (K, N), device="cuda") / K ** 0.5).to(tdt)
     out = torch.empty((M, N), device="cuda", dtype=tdt)
-    T = tessera.tensor
-    specs = (T(("K", "M") if ta else ("M", "K"), dtype), T(("N", "K") if tb else ("K", "N"), dtype),
-             T(("M", "N"), dtype), None, None, tessera.scalar("f32"), None)
-
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
 
     def measure(config: dict) -> float:
-        cfg = HopperConfig.from_config(config)
-        meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": "none"}
-        ck = compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=cfg.shape)
+        ck, cfg = compile_plain(config, dtype, layout)
         grid = G.grid(M, N, BM=cfg.BM, BN=cfg.BN)
         stream = torch.cuda.current_stream()
         for i in range(2):  # the first warm-up waits, bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT
