@@ -146,6 +146,82 @@ def test_without_a_driver_library_the_error_is_coded(monkeypatch):
     assert "libcuda" in err.message
 
 
+# --- maps of rank 3 to 5 (attention's [B, H, S, D]) -------------------------------------------------------
+
+GOOD4 = dict(address=ADDRESS, elem="bf16", sizes=(2, 3, 200, 104), strides=(3 * 200 * 112, 200 * 112, 112, 1),
+             box=(64, 64), swizzle=128)
+
+
+@pytest.mark.parametrize("change, needle", [
+    (dict(strides=(3 * 200 * 112, 200 * 112, 112, 2)), "rows are not contiguous"),
+    (dict(strides=(3 * 200 * 112, 200 * 112 + 4, 112, 1)), "dim-1 stride is 44808 bytes"),
+    (dict(strides=(2**39, 200 * 112, 112, 1)), "dim-0 stride is 2**40 bytes"),
+    (dict(strides=(0, 200 * 112, 112, 1)), "dim-0 stride is 0 bytes"),
+    (dict(strides=(3 * 200 * 112, 200 * 112, 100, 1)), "row pitch is 200 bytes"),
+    (dict(sizes=(2, 2**32, 200, 104)), "outside [1, 2**32)"),
+    (dict(sizes=(2, 0, 200, 104)), "empty"),
+    (dict(sizes=(2, 3, 200, 104), strides=(200 * 112, 112, 1)), "3 strides"),
+    (dict(sizes=(1, 1, 2, 3, 200, 104), strides=(1, 1, 1, 1, 112, 1)), "rank 6"),
+    (dict(sizes=(104,), strides=(1,)), "rank 1"),
+])
+def test_each_rank_n_rule_is_refused_with_a_coded_error_naming_the_argument(encoder, change, needle):
+    args = {**GOOD4, **change}
+    err = expect("RUNTIME_TMA_INVALID", tma.encode, args.pop("address"), *args.values(), name="k_cache", kernel="k")
+    assert needle.replace("2**40 bytes", f"{2**40} bytes") in err.message and "'k_cache'" in err.message and err.hint
+    assert encoder.calls == []
+
+
+def test_rank_3_to_5_maps_pass_the_driver_every_dim_innermost_first(encoder):
+    d = encoder.driver
+    tma.encode(ADDRESS, "bf16", (7, 200, 104), (200 * 112, 112, 1), (64, 64), 128)
+    tma.encode(**GOOD4)
+    tma.encode(ADDRESS, "f32", (2, 2, 3, 50, 8), (2400, 1200, 400, 8, 1), (16, 8), 32)
+    assert [c[1] for c in encoder.calls] == [3, 4, 5]
+    assert encoder.calls[0][3:7] == ([104, 200, 7], [224, 200 * 112 * 2], [64, 64, 1], [1, 1, 1])
+    assert encoder.calls[1][3:7] == ([104, 200, 3, 2], [224, 200 * 112 * 2, 3 * 200 * 112 * 2], [64, 64, 1, 1],
+                                     [1, 1, 1, 1])
+    assert encoder.calls[2][3:7] == ([8, 50, 3, 2, 2], [32, 1600, 4800, 9600], [8, 16, 1, 1, 1], [1] * 5)
+    assert encoder.calls[1][7:] == (d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                    d.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+                                    d.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                    d.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+
+
+def test_the_cache_key_holds_every_outer_size_and_stride(encoder):
+    first = tma.encode(**GOOD4)
+    assert tma.encode(**GOOD4) is first and len(encoder.calls) == 1
+    for change in (dict(strides=(3 * 200 * 112 + 8, 200 * 112, 112, 1)),
+                   dict(strides=(3 * 200 * 112, 200 * 120, 112, 1)),
+                   dict(sizes=(3, 3, 200, 104)), dict(sizes=(2, 2, 200, 104)),
+                   dict(sizes=(6, 200, 104), strides=(200 * 112, 112, 1))):
+        assert tma.encode(**{**GOOD4, **change}) != first
+    assert len(encoder.calls) == 6
+
+
+TENSOR4 = ("x", *(f"x_size{d}" for d in range(4)), *(f"x_stride{d}" for d in range(4)))
+SIG4 = (ptr("x", "bf16", (), "in"), *(scalar(n, "i64") for n in TENSOR4[1:]), tmap("x_tmap", "bf16", TENSOR4, (64, 64),
+                                                                                   128))
+
+
+def test_a_rank_4_slot_reads_every_size_and_stride_and_warm_fills_hit_the_cache(encoder):
+    (slot,) = tma.slots_of(SIG4)
+    assert (slot.ptr, slot.sizes, slot.strides, slot.index) == (0, (1, 2, 3, 4), (5, 6, 7, 8), 9)
+    values = [ADDRESS, *GOOD4["sizes"], *GOOD4["strides"], None]
+    assert slot.fill_if_plain(values) and values[9] == tma.encode(**GOOD4) and len(encoder.calls) == 1
+    values[9] = None
+    assert slot.fill_if_plain(values) and values[9] is not None and len(encoder.calls) == 1  # the warm lookup
+    values[5] += 8  # another batch stride: another map
+    assert slot.fill_if_plain(values) and len(encoder.calls) == 2
+    bound = ArgBinder(SIG4, "k").bind((ADDRESS, *GOOD4["sizes"], *GOOD4["strides"], None))
+    assert bound.values[9] == tma.encode(**GOOD4)
+
+
+@pytest.mark.parametrize("tensor", [TENSOR4[:-1], (*TENSOR4, "x_stride3"), ("x", "x_size0", "x_stride0")],
+                         ids=["odd-count", "unpaired", "rank-1"])
+def test_a_map_must_name_a_size_and_a_stride_per_dim(tensor):
+    expect("RUNTIME_ARG_INVALID", ArgBinder, (*SIG4[:9], tmap("x_tmap", "bf16", tensor, (64, 64), 128)), "k")
+
+
 # --- the cache ------------------------------------------------------------------------------------------
 
 def test_cache_hits_skip_the_driver_and_every_input_is_in_the_key(encoder):

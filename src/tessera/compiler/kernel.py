@@ -19,9 +19,9 @@ its own checks, so a warm op call reads each array once. Loading is lazy:
 compiling needs no GPU.
 
 sm_90a kernels may add two kinds of parameter (emit_cuda's KernelParam):
-`tmap`, a TMA tensor map (128 bytes, `__grid_constant__`) of a 2-D memref
-argument, encoded here from that argument's pointer, sizes and strides
-(`tessera.runtime.tma`, cached per array); and `grid`, the logical grid of
+`tmap`, a TMA tensor map (128 bytes, `__grid_constant__`) of a memref
+argument of rank 2 to 5, encoded here from that argument's pointer, sizes
+and strides (`tessera.runtime.tma`, cached per array); and `grid`, the logical grid of
 a persistent kernel, which is launched on min(CTAs, SMs) CTAs
 (`tessera.runtime.persistent`). Neither is the caller's business: `launch`
 fills both, and `launch_values` fills the slots left None (or absent). The
@@ -38,6 +38,7 @@ from tessera.dsl.kernel import TracedKernel
 from tessera.ir import argcheck
 from tessera.ir import diagnostics as D
 from tessera.ir.types import type_name
+from tessera.runtime import tma
 from tessera.runtime.args import Param, ptr, scalar, tmap
 from tessera.runtime.derived import DerivedParams
 from tessera.runtime.errors import RuntimeLaunchError
@@ -70,9 +71,12 @@ def launch_signature(emitted: EmittedKernel, arg_types) -> tuple[Param, ...]:
         elif p.role in ("size", "stride"):
             out.append(scalar(p.name, "i64"))
         elif p.role == "tmap":
-            keys = [(p.arg, "ptr", None)] + [(p.arg, r, d) for r in ("size", "stride") for d in (0, 1)]
-            if not all(k in named for k in keys) or len(arg_types[p.arg].get_shape()) != 2:
-                raise _unsupported(p, "is a tensor map of something other than a 2-D memref argument")
+            shape = getattr(arg_types[p.arg], "get_shape", None)  # a memref's; a scalar has none
+            rank = len(shape()) if shape is not None else 0
+            keys = [(p.arg, "ptr", None)] + [(p.arg, r, d) for r in ("size", "stride") for d in range(rank)]
+            if not all(k in named for k in keys) or not 2 <= rank <= tma.MAX_RANK:
+                raise _unsupported(p, f"is a tensor map of something other than a memref argument of rank 2 to "
+                                      f"{tma.MAX_RANK}")
             parts = [named[k] for k in keys]
             out.append(tmap(p.name, type_name(arg_types[p.arg].element_type), tuple(parts), tuple(p.box), p.swizzle))
         elif p.role == "scratch":

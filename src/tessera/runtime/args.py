@@ -15,8 +15,8 @@ torch CUDA tensor or any object with `__cuda_array_interface__` or `__dlpack__`
 (cupy, ...), used in place; a cuda.core Buffer; or a numpy array, copied to the
 device and back.
 
-A 'tmap' parameter (sm_90a) is a TMA tensor map of a 2-D array whose pointer,
-sizes and strides are other parameters of the same signature. Its argument
+A 'tmap' parameter (sm_90a) is a TMA tensor map of an array of rank 2 to 5 whose
+pointer, sizes and strides are other parameters of the same signature. Its argument
 is None, and the binder encodes the map from those values (for a numpy array,
 once the launcher has copied it in and knows its device address), or an
 already encoded 128-byte map, passed as is.
@@ -53,8 +53,9 @@ class Param:
     product of ints and names of integer scalar parameters (() = not checked),
     and `intent` says whether a copied-in numpy array is copied back ('in' is not)
     and whether a read-only array is acceptable (only for 'in').
-    For 'tmap': `tensor` names the array's pointer, size0, size1, stride0 and
-    stride1 parameters, `box` is (rows, cols) and `swizzle` the swizzle in bytes.
+    For 'tmap': `tensor` names the array's pointer, then its size0..size{r-1} and
+    stride0..stride{r-1} parameters (rank r of 2 to 5), `box` is (rows, cols) of
+    the last two dims and `swizzle` the swizzle in bytes.
     """
 
     name: str
@@ -87,7 +88,8 @@ def scalar(name: str, kind: str) -> Param:
 
 def tmap(name: str, elem: str, tensor: tuple[str, ...], box: tuple[int, int], swizzle: int = 0) -> Param:
     """A TMA tensor map parameter: `tmap('a_tmap', 'bf16', ('a', 'a_size0', 'a_size1', 'a_stride0', 'a_stride1'),
-    box=(64, 64), swizzle=128)` describes the 2-D array passed as parameters a, a_size0, ... of the same signature."""
+    box=(64, 64), swizzle=128)` describes the 2-D array passed as parameters a, a_size0, ... of the same signature;
+    an array of rank r (up to 5) names its r sizes, then its r strides."""
     return Param(name, "tmap", elem, tensor=tuple(tensor), box=tuple(box), swizzle=swizzle)
 
 
@@ -142,13 +144,15 @@ class ArgBinder:
                     raise self.fail(p, f"extent term {e!r} is neither a count nor an integer scalar parameter")
 
     def _check_tmap(self, p: Param) -> None:
-        """A tensor map names an earlier-or-later ptr of its elem and four integer scalars; its box is legal."""
+        """A tensor map names an earlier-or-later ptr of its elem and 2r integer scalars (rank r of 2 to 5); its box
+        is legal."""
         kinds = {q.name: q for q in self.params}
         named = [kinds.get(n) for n in p.tensor]
-        if (len(p.tensor) != 5 or None in named or named[0].kind != "ptr" or named[0].elem != p.elem
-                or not all(q.kind in INT_RANGES for q in named[1:])):
-            raise self.fail(p, f"tensor must name a {p.elem}* parameter and its size0, size1, stride0, stride1 "
-                               f"integer parameters, got {p.tensor!r}")
+        if (len(p.tensor) not in range(5, 2 * tma.MAX_RANK + 2, 2) or None in named or named[0].kind != "ptr"
+                or named[0].elem != p.elem or not all(q.kind in INT_RANGES for q in named[1:])):
+            raise self.fail(p, f"tensor must name a {p.elem}* parameter and its size0..size{{r-1}} then "
+                               f"stride0..stride{{r-1}} integer parameters (rank r of 2 to {tma.MAX_RANK}), "
+                               f"got {p.tensor!r}")
         tma.check_box(p.tensor[0], p.elem, p.box, p.swizzle, self.kernel)
 
     def _converter(self, index: int, p: Param):

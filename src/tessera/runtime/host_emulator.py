@@ -165,10 +165,13 @@ _HOPPER_SHIM = r"""
 static inline unsigned __cvta_generic_to_shared(const void* p) { return (unsigned)((const unsigned char*)p - tsr_smem); }
 struct alignas(8) float2 { float x, y; };
 static inline float2 make_float2(float x, float y) { return {x, y}; }
-// host_tensor_map's 128 bytes (the size of a CUtensorMap, so the runtime packs it the same way)
+// host_tensor_map's 128 bytes (the size of a CUtensorMap, so the runtime packs it the same way): the last two dims,
+// then up to 3 outer dims, innermost first (size 1, pitch 0 where the tensor has fewer).
 struct alignas(64) tsr_tensormap {
-  const unsigned char* base; long long rows, cols, pitch; int box_rows, box_cols, swizzle, elem; unsigned char pad[80];
+  const unsigned char* base; long long rows, cols, pitch; int box_rows, box_cols, swizzle, elem;
+  long long outer[3], outer_pitch[3]; unsigned char pad[32];
 };
+static_assert(sizeof(tsr_tensormap) == 128, "a tensor map is 128 bytes");
 struct tsr_mbar_state { int count, pending; long long tx; unsigned completed; };
 static tsr_mbar_state tsr_mbars_of[TSR_MAX_CLUSTER][232448 / 8];
 #define tsr_mbars (tsr_mbars_of[tsr_rank])
@@ -204,21 +207,31 @@ static inline void tsr_mbar_wait(unsigned bar, unsigned parity) {
   }
 }
 static inline unsigned tsr_swizzle(unsigned a, int width) { const unsigned m = width / 16 - 1; return a ^ (((a >> 7) & m) << 4); }
-// One TMA box between the tensor and the swizzled box at `box` in a CTA's shared memory: a load fills past the
-// tensor's edges with zero, a store drops what lies past them.
-static inline void tsr_box_copy(const tsr_tensormap* t, unsigned char* smem, unsigned box, int c0, int c1, bool load) {
+// The byte offset of the outer coordinates o[0..n) (innermost first), or -1 when one lies past its dim (the box, one
+// index deep there, is then wholly outside).
+static inline long long tsr_outer_at(const tsr_tensormap* t, const int* o, int n) {
+  long long at = 0;
+  for (int d = 0; d < n; ++d) { if (o[d] < 0 || o[d] >= t->outer[d]) return -1; at += o[d] * t->outer_pitch[d]; }
+  return at;
+}
+// One TMA box between the tensor (at byte offset `outer` for its outer coordinates) and the swizzled box at `box` in
+// a CTA's shared memory: a load fills past the tensor's edges with zero, a store drops what lies past them.
+static inline void tsr_box_copy(const tsr_tensormap* t, unsigned char* smem, unsigned box, int c0, int c1, bool load,
+                                long long outer = 0) {
   const int row_bytes = t->box_cols * t->elem;
+  const unsigned char* base = t->base + (outer > 0 ? outer : 0);
   for (int r = 0; r < t->box_rows; ++r) for (int c = 0; c < t->box_cols; ++c) {
     const long long gr = (long long)c1 + r, gc = (long long)c0 + c;
     const unsigned a = t->swizzle ? tsr_swizzle(box + r * row_bytes + c * t->elem, t->swizzle) : box + r * row_bytes + c * t->elem;
-    const bool inside = gr >= 0 && gr < t->rows && gc >= 0 && gc < t->cols;
-    if (inside && load) std::memcpy(smem + a, t->base + gr * t->pitch + gc * t->elem, t->elem);
-    else if (inside) std::memcpy(const_cast<unsigned char*>(t->base) + gr * t->pitch + gc * t->elem, smem + a, t->elem);
+    const bool inside = outer >= 0 && gr >= 0 && gr < t->rows && gc >= 0 && gc < t->cols;
+    if (inside && load) std::memcpy(smem + a, base + gr * t->pitch + gc * t->elem, t->elem);
+    else if (inside) std::memcpy(const_cast<unsigned char*>(base) + gr * t->pitch + gc * t->elem, smem + a, t->elem);
     else if (load) std::memset(smem + a, 0, t->elem);
   }
 }
-static inline void tsr_tma_box(int rank, unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
-  tsr_box_copy(t, tsr_smem_of[rank], dst, c0, c1, true);
+static inline void tsr_tma_box(int rank, unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar,
+                               long long outer = 0) {
+  tsr_box_copy(t, tsr_smem_of[rank], dst, c0, c1, true, outer);
   tsr_mbar_complete_tx(rank, bar, t->box_rows * t->box_cols * t->elem);
 }
 static inline void tsr_tma_load_2d(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
@@ -227,6 +240,20 @@ static inline void tsr_tma_load_2d(unsigned dst, const tsr_tensormap* t, int c0,
 static inline void tsr_tma_load_2d_evict_first(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
   tsr_tma_box(tsr_rank, dst, t, c0, c1, bar);  // a cache hint: the same box
 }
+// Boxes of 3- to 5-D tensors: c2.. are the outer coordinates, innermost first; the hint variants are the same box.
+static inline void tsr_tma_load_3d(unsigned dst, const tsr_tensormap* t, int c0, int c1, int c2, unsigned bar) {
+  const int o[] = {c2}; tsr_tma_box(tsr_rank, dst, t, c0, c1, bar, tsr_outer_at(t, o, 1));
+}
+static inline void tsr_tma_load_4d(unsigned dst, const tsr_tensormap* t, int c0, int c1, int c2, int c3, unsigned bar) {
+  const int o[] = {c2, c3}; tsr_tma_box(tsr_rank, dst, t, c0, c1, bar, tsr_outer_at(t, o, 2));
+}
+static inline void tsr_tma_load_5d(unsigned dst, const tsr_tensormap* t, int c0, int c1, int c2, int c3, int c4,
+                                   unsigned bar) {
+  const int o[] = {c2, c3, c4}; tsr_tma_box(tsr_rank, dst, t, c0, c1, bar, tsr_outer_at(t, o, 3));
+}
+#define tsr_tma_load_3d_evict_first tsr_tma_load_3d
+#define tsr_tma_load_4d_evict_first tsr_tma_load_4d
+#define tsr_tma_load_5d_evict_first tsr_tma_load_5d
 static inline void tsr_tma_load_2d_multicast(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar,
                                              unsigned short mask) {
   for (int r = 0; r < TSR_MAX_CLUSTER; ++r) if (mask >> r & 1) tsr_tma_box(r, dst, t, c0, c1, bar);
@@ -356,12 +383,17 @@ def _library(source: str) -> ctypes.CDLL:
 def host_tensor_map(address: int, elem: str, sizes, strides, box, swizzle: int) -> bytes:
     """The host emulator's stand-in for a CUtensorMap: 128 bytes read as _HOPPER_SHIM's tsr_tensormap.
 
-    sizes and strides are in elements (dim 1 innermost, as tessera.runtime.tma.encode takes them).
+    sizes and strides are in elements, one per dim (rank 2 to 5, the last innermost, as
+    tessera.runtime.tma.encode takes them).
     """
     from tessera.runtime.tma import ITEMSIZE
 
     size = ITEMSIZE[elem]
-    raw = struct.pack("<Qqqqiiii", address, sizes[0], sizes[1], strides[0] * size, box[0], box[1], swizzle, size)
+    pad = 5 - len(sizes)  # the outer dims innermost first, then size 1 / pitch 0 up to 3 of them
+    outer = [*reversed(sizes[:-2]), *[1] * pad]
+    pitches = [*(s * size for s in reversed(strides[:-2])), *[0] * pad]
+    raw = struct.pack("<Qqqqiiii3q3q", address, sizes[-2], sizes[-1], strides[-2] * size, box[0], box[1], swizzle,
+                      size, *outer, *pitches)
     return raw + bytes(128 - len(raw))
 
 
@@ -415,10 +447,11 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
         elif p.role == "stride":
             values.append(ctypes.c_longlong(current.strides[p.dim] // current.itemsize))
         elif p.role == "tmap":
-            if current.ndim != 2 or current.strides[1] != current.itemsize:
-                raise D.TesseraError(D.RUNTIME_TMA_INVALID, f"{p.name}: TMA reads 2-D arrays with contiguous rows")
+            if not 2 <= current.ndim <= 5 or current.strides[-1] != current.itemsize:
+                raise D.TesseraError(D.RUNTIME_TMA_INVALID, f"{p.name}: TMA reads arrays of 2 to 5 dims with "
+                                                            "contiguous rows")
             raw = host_tensor_map(current.ctypes.data, ELEM_OF_NUMPY[current.dtype.name], current.shape,
-                                  (current.strides[0] // current.itemsize, 1), p.box, p.swizzle)
+                                  tuple(s // current.itemsize for s in current.strides), p.box, p.swizzle)
             values.append(tensor_map_arg(raw))
         elif p.role == "grid":
             values.append(ctypes.c_int(logical[p.dim]))

@@ -1,9 +1,10 @@
 """TMA tensor maps for sm_90a kernels: check the rules, encode with the driver, cache the 128 bytes.
 
-An sm_90a kernel reads a 2-D memref through the copy engine (`cp.async.bulk.tensor`)
-and takes, as a `const __grid_constant__` parameter, a CUtensorMap: 128 opaque
-bytes describing the array (base address, dtype, sizes, row pitch), the box it
-copies and the shared-memory swizzle. `encode` builds one with the driver's
+An sm_90a kernel reads a memref of rank 2 to 5 through the copy engine
+(`cp.async.bulk.tensor`) and takes, as a `const __grid_constant__` parameter, a
+CUtensorMap: 128 opaque bytes describing the array (base address, dtype, sizes,
+pitches), the box it copies (rows x cols of the last two dims, one index of
+each outer dim) and the shared-memory swizzle. `encode` builds one with the driver's
 `cuTensorMapEncodeTiled`, but first checks every rule the hardware imposes, so a
 bad array gets RUNTIME_TMA_INVALID naming the argument and the rule rather
 than the driver's bare CUDA_ERROR_INVALID_VALUE (or, worse, a map that faults).
@@ -25,6 +26,7 @@ import ctypes
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from tessera.ir.diagnostics import RUNTIME_TMA_INVALID
 from tessera.runtime.errors import RuntimeLaunchError, driver_error_name
@@ -37,6 +39,7 @@ SWIZZLES = (0, 32, 64, 128)
 BOX_LIMIT = 256
 SIZE_LIMIT = 2**32
 STRIDE_LIMIT = 2**40
+MAX_RANK = 5  # cuTensorMapEncodeTiled's limit
 CACHE_ENTRIES = 1024  # distinct (array, box, swizzle) maps kept; a training loop sees a few dozen
 
 
@@ -94,25 +97,32 @@ def check(name: str, elem: str, sizes, strides, box, swizzle: int, address: int 
           kernel: str | None = None) -> None:
     """Raise RUNTIME_TMA_INVALID unless the array and box obey the TMA rules (address None: not yet known).
 
-    sizes and strides are (dim 0, dim 1) in elements, dim 1 innermost; box is (rows, cols).
+    sizes and strides are in elements, one per dim, the last innermost (rank 2 to 5); box is (rows, cols) of the
+    last two dims.
     """
     check_box(name, elem, box, swizzle, kernel)
     item = ITEMSIZE[elem]
-    if len(sizes) != 2 or len(strides) != 2:
-        raise _fail(name, f"it has rank {len(sizes)}; the maps here are 2-D", "pass a 2-D array", kernel)
+    rank = len(sizes)
+    if not 2 <= rank <= MAX_RANK or len(strides) != rank:
+        raise _fail(name, f"it has rank {rank} ({len(strides)} strides); the maps here have 2 to {MAX_RANK} dims",
+                    f"pass an array of 2 to {MAX_RANK} dims (merge or split dims to fit)", kernel)
     if any(s == 0 for s in sizes):
         raise _fail(name, f"it is empty (shape {tuple(sizes)})", "launch only with non-empty arrays", kernel)
     if not all(1 <= s < SIZE_LIMIT for s in sizes):
         raise _fail(name, f"shape {tuple(sizes)} has a dim outside [1, 2**32)",
                     "split the array into pieces of fewer than 2**32 rows and columns", kernel)
-    if strides[1] != 1:
-        raise _fail(name, f"its rows are not contiguous (column stride {strides[1]} elements)",
+    if strides[-1] != 1:
+        raise _fail(name, f"its rows are not contiguous (column stride {strides[-1]} elements)",
                     "pass an array whose last dim is contiguous (stride 1), e.g. a C-contiguous copy", kernel)
-    pitch = strides[0] * item
-    if pitch % 16 or not 0 < pitch < STRIDE_LIMIT:
-        raise _fail(name, f"its row pitch is {pitch} bytes ({strides[0]} {elem}); TMA needs a positive multiple of "
-                          f"16 below 2**40",
-                    f"pad each row to a multiple of {16 // item} {elem} elements (16 bytes)", kernel)
+    for d in range(rank - 1):
+        pitch = strides[d] * item
+        if pitch % 16 or not 0 < pitch < STRIDE_LIMIT:
+            what = "row pitch" if d == rank - 2 else f"dim-{d} stride"
+            hint = (f"pad each row to a multiple of {16 // item} {elem} elements (16 bytes)" if d == rank - 2 else
+                    f"give dim {d} a stride of a multiple of 16 bytes (pad the dims inside it), e.g. a C-contiguous "
+                    f"copy of a padded array")
+            raise _fail(name, f"its {what} is {pitch} bytes ({strides[d]} {elem}); TMA needs a positive multiple of "
+                              f"16 below 2**40", hint, kernel)
     if address is not None and address % 16:
         raise _fail(name, f"its address {address:#x} is not 16-byte aligned",
                     "allocate the array 16-byte aligned (torch and cupy allocations are; a view that starts "
@@ -125,7 +135,7 @@ def _driver():
 
 
 def _encode_raw(address: int, elem: str, sizes, strides, box, swizzle: int, name: str, kernel: str | None):
-    """The driver call itself: a checked 2-D tiled map, zero fill, 256-byte L2 promotion."""
+    """The driver call itself: a checked tiled map of rank len(sizes), zero fill, 256-byte L2 promotion."""
     driver = _driver()
     dtypes = {"bf16": driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
               "f16": driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
@@ -135,15 +145,16 @@ def _encode_raw(address: int, elem: str, sizes, strides, box, swizzle: int, name
                 64: driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B,
                 128: driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B}
     rows, cols = box
+    rank = len(sizes)
     u64, u32 = driver.cuuint64_t, driver.cuuint32_t  # the bindings take these wrappers, not ints
     failure = None
     try:
         err, tmap = driver.cuTensorMapEncodeTiled(
-            dtypes[elem], 2, address,
-            [u64(sizes[1]), u64(sizes[0])],      # globalDim, innermost first
-            [u64(strides[0] * ITEMSIZE[elem])],  # globalStrides: the row pitch in bytes
-            [u32(cols), u32(rows)],              # boxDim, innermost first
-            [u32(1), u32(1)],                    # elementStrides
+            dtypes[elem], rank, address,
+            [u64(s) for s in reversed(sizes)],                            # globalDim, innermost first
+            [u64(t * ITEMSIZE[elem]) for t in reversed(strides[:-1])],    # globalStrides in bytes, past the innermost
+            [u32(cols), u32(rows)] + [u32(1)] * (rank - 2),               # boxDim: one index of each outer dim
+            [u32(1)] * rank,                                              # elementStrides
             driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
             swizzles[swizzle],
             driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -205,12 +216,13 @@ _cache = _Cache(CACHE_ENTRIES)
 
 def encode(address: int, elem: str, sizes, strides, box, swizzle: int, *, name: str = "tensor",
            kernel: str | None = None) -> TensorMap:
-    """The tensor map of a 2-D `elem` array at `address` with `sizes`/`strides` (elements, dim 1 innermost),
-    copied in `box` = (rows, cols) boxes with a `swizzle`-byte swizzle; cached (see `cache_info`).
+    """The tensor map of an `elem` array of rank 2 to 5 at `address` with `sizes`/`strides` (elements, one per dim,
+    the last innermost), copied in boxes of `box` = (rows, cols) of the last two dims and one index of each outer
+    dim, with a `swizzle`-byte swizzle; cached (see `cache_info`).
 
     RUNTIME_TMA_INVALID, naming `name`, when a rule is broken or the driver refuses.
     """
-    key = (address, sizes[0], sizes[1], strides[0], strides[1], elem, box[0], box[1], swizzle)
+    key = (address, *sizes, *strides, elem, box[0], box[1], swizzle)  # TmapSlot.fill_if_plain builds the same
     hit = _cache.get(key)
     if hit is not None:
         return hit
@@ -251,27 +263,27 @@ class TmapSlot:
     """Where, in a C parameter list, a tensor map goes and where the values it describes are.
 
     index: the map's position; ptr, sizes, strides: positions of the array's pointer and its
-    (dim 0, dim 1) sizes and strides; name: the argument, for messages.
+    sizes and strides (one per dim, outermost first); name: the argument, for messages.
     """
 
     index: int
     name: str
     ptr: int
-    sizes: tuple[int, int]
-    strides: tuple[int, int]
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
     elem: str
     box: tuple[int, int]
     swizzle: int
     _suffix: tuple = field(init=False, repr=False, compare=False)  # the constant tail of its cache keys
+    _key: itemgetter = field(init=False, repr=False, compare=False)  # values -> (ptr, sizes..., strides...)
 
     def __post_init__(self):
         object.__setattr__(self, "_suffix", (self.elem, self.box[0], self.box[1], self.swizzle))
+        object.__setattr__(self, "_key", itemgetter(self.ptr, *self.sizes, *self.strides))
 
     def fill_if_plain(self, values: list, kernel: str | None = None) -> bool:
         """`fill` when the pointer, sizes and strides are plain ints (else the binder converts them first)."""
-        s0, s1 = self.sizes
-        t0, t1 = self.strides
-        found = (values[self.ptr], values[s0], values[s1], values[t0], values[t1])
+        found = self._key(values)
         for v in found:
             if v.__class__ is not int:
                 return False
@@ -284,15 +296,14 @@ class TmapSlot:
 
     def fill(self, values: list, kernel: str | None = None) -> None:
         """values[index] = the map of the array the list's pointer, sizes and strides describe."""
-        s0, s1 = self.sizes
-        t0, t1 = self.strides
-        values[self.index] = encode(values[self.ptr], self.elem, (values[s0], values[s1]), (values[t0], values[t1]),
-                                    self.box, self.swizzle, name=self.name, kernel=kernel)
+        values[self.index] = encode(values[self.ptr], self.elem, tuple(values[i] for i in self.sizes),
+                                    tuple(values[i] for i in self.strides), self.box, self.swizzle, name=self.name,
+                                    kernel=kernel)
 
     def check_layout(self, values: list, kernel: str | None = None) -> None:
         """Every rule but the address's (not known yet for an array the runtime copies in)."""
-        check(self.name, self.elem, (values[self.sizes[0]], values[self.sizes[1]]),
-              (values[self.strides[0]], values[self.strides[1]]), self.box, self.swizzle, None, kernel)
+        check(self.name, self.elem, tuple(values[i] for i in self.sizes), tuple(values[i] for i in self.strides),
+              self.box, self.swizzle, None, kernel)
 
 
 def slots_of(params) -> tuple[TmapSlot, ...]:
@@ -301,7 +312,8 @@ def slots_of(params) -> tuple[TmapSlot, ...]:
     out = []
     for i, p in enumerate(params):
         if p.kind == "tmap":
-            at = [index[n] for n in p.tensor]
-            out.append(TmapSlot(i, p.tensor[0], at[0], (at[1], at[2]), (at[3], at[4]), p.elem, tuple(p.box),
-                                p.swizzle))
+            at = [index[n] for n in p.tensor]  # ptr, size0.., stride0..
+            rank = (len(at) - 1) // 2
+            out.append(TmapSlot(i, p.tensor[0], at[0], tuple(at[1:1 + rank]), tuple(at[1 + rank:]), p.elem,
+                                tuple(p.box), p.swizzle))
     return tuple(out)

@@ -160,8 +160,8 @@ func.func @tma_row_16_bytes(%A: memref<?x?xbf16>, %i: index) {
 
 // -----
 
-func.func @tma_rank_3(%A: memref<?x?x?xbf16>, %i: index) {
-  // expected-error@+1 {{NV_OP_INVALID: nv.tma_load: source memref<?x?x?xbf16> must be a 2-D bf16, f16 or f32 memref}}
+func.func @tma_rank_3_without_outer(%A: memref<?x?x?xbf16>, %i: index) {
+  // expected-error@+1 {{NV_OP_INVALID: nv.tma_load: source memref<?x?x?xbf16> has rank 3: it is read at 3 coordinates [outer..., row, col] (1 before row and col), got 2}}
   nv.tma_load %A[%i, %i], %i {dst = 0 : i64, stage_bytes = 16384 : i64, bar = 65536 : i64, box = array<i64: 128, 64>, swizzle = 128 : i64} : memref<?x?x?xbf16>
   func.return
 }

@@ -91,15 +91,17 @@ def emit_tma_load(e, op: H.TmaLoadOp) -> None:
         raise D.TesseraError(D.EMIT_UNSUPPORTED, "nv.tma_load reads a memref that is not a kernel argument", op=op)
     rows, cols = ints(op.box)
     dst = f"tsr_sbase + {op.dst.value.data}u + {op.stage_bytes.value.data}u * (unsigned){e[op.stage]}"
-    at = f"{dst}, &{tmap}, {e[op.col]}, {e[op.row]}, {_bar(e, op, op.bar.value.data)}"
+    coords = ", ".join(e[c] for c in (op.col, op.row, *reversed(op.outer)))  # innermost first, as PTX takes them
+    at = f"{dst}, &{tmap}, {coords}, {_bar(e, op, op.bar.value.data)}"
+    load = f"tsr_tma_load_{op.rank()}d"
     if op.multicast is None and op.evict_first is not None:
         e.comment(op, f"{rows}x{cols} box, {op.swizzle.value.data}B swizzle, L2 evict-first when "
                       f"{e[op.evict_first]} (no other CTA reads it)")
-        e.line(f"if ({e[op.evict_first]}) tsr_tma_load_2d_evict_first({at}); else tsr_tma_load_2d({at});")
+        e.line(f"if ({e[op.evict_first]}) {load}_evict_first({at}); else {load}({at});")
         return
     if op.multicast is None:
         e.comment(op, f"{rows}x{cols} box, {op.swizzle.value.data}B swizzle")
-        e.line(f"tsr_tma_load_2d({at});")
+        e.line(f"{load}({at});")
         return
     mask = op.multicast.value.data
     e.comment(op, f"{rows}x{cols} box, {op.swizzle.value.data}B swizzle, multicast to cluster ranks {mask:#x}")
@@ -199,6 +201,25 @@ HOPPER_EMITTERS = {
     "nv.tma_load": emit_tma_load, "nv.wgmma": emit_wgmma, "nv.wgmma_wait": emit_wgmma_wait,
 }
 
+
+def _tma_load_nd(rank: int, evict_first: bool) -> str:
+    """The rank-`rank` box load (3 to 5 dims: the 2-D one is written out above), coordinates innermost first."""
+    name = f"tsr_tma_load_{rank}d" + "_evict_first" * evict_first
+    coords = ", ".join(f"int c{i}" for i in range(rank))
+    regs = ", ".join(f"%{i + 2}" for i in range(rank))
+    ins = ", ".join(f'"r"(c{i})' for i in range(rank))
+    policy = ('  unsigned long long policy;\n'
+              '  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\\n" : "=l"(policy));\n'
+              if evict_first else "")
+    hint, operand, use = (".L2::cache_hint", f", %{rank + 3}", ', "l"(policy)') if evict_first else ("", "", "")
+    return (f"static __device__ __forceinline__ void {name}(unsigned dst, const tsr_tensormap* map, {coords}, "
+            f"unsigned bar) {{\n{policy}"
+            f'  asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes{hint}"\n'
+            f'               " [%0], [%1, {{{regs}}}], [%{rank + 2}]{operand};\\n"\n'
+            f'               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), {ins}, "r"(bar){use}\n'
+            f'               : "memory");\n}}')
+
+
 PRELUDE = {
     "hopper": """// sm_90: mbarriers and TMA (shared::cta addresses), the wgmma descriptor's start field.
 // The host emulator (tessera.target.nvidia.emit.hopper's HOST_SHIM) defines its own versions of what sits between
@@ -288,8 +309,13 @@ static __device__ __forceinline__ void tsr_mbar_arrive_cluster(unsigned bar, uns
                :: "r"(bar), "r"(rank) : "memory");
 }
 #endif""",
+    # Boxes of rank-3 to -5 tensors (attention's [B, H, S, D]): a snippet of their own, so 2-D kernels read as before.
+    "tma_nd": "\n".join(["// sm_90: TMA loads of boxes of 3- to 5-D tensors (the host emulator has its own).",
+                         "#ifndef TESSERA_HOST_EMULATION"]
+                        + [_tma_load_nd(r, ev) for r in (3, 4, 5) for ev in (False, True)] + ["#endif"]),
 }
 PROVIDES = {"hopper": ("tsr_mbar_init", "tsr_mbar_wait", "tsr_mbar_arrive", "tsr_mbar_expect_tx", "tsr_tma_load_2d",
                        "tsr_tma_load_2d_evict_first",
                        "tsr_cluster_sync", "tsr_cluster_rank",
-                       "tsr_wgmma_desc", "tsr_tensormap", "TSR_DEVICE_ASM")}
+                       "tsr_wgmma_desc", "tsr_tensormap", "TSR_DEVICE_ASM"),
+            "tma_nd": tuple(f"tsr_tma_load_{r}d{v}" for r in (3, 4, 5) for v in ("", "_evict_first"))}

@@ -18,11 +18,17 @@ re-exported here) move such vectors to and from global memory for fused epilogue
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, MemRefType, StringAttr, VectorType, f32, i1
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def,
+                       opt_operand_def, opt_prop_def, prop_def, result_def, traits_def, var_operand_def)
+from xdsl.irdl.declarative_assembly_format import (CustomDirective, OperandVariable, ParsingState, PrintingState,
+                                                   VariadicOperandVariable, irdl_custom_directive)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.traits import Pure
 
 from tessera.target.nvidia.ir.types import NvOp, check_smem_offset, expect_vec, fail, i64s, int_attr, ints
@@ -213,23 +219,53 @@ class MbarrierExpectTxOp(_BarrierOp):
 # --- TMA ------------------------------------------------------------------------------
 
 
+@irdl_custom_directive
+class TmaCoords(CustomDirective):
+    """`[%outer..., %row, %col]`: the box's coordinates, one per memref dim, outermost first.
+
+    A 2-D load prints `[%row, %col]` as it always has; the leading coordinates (`outer`) are what is left
+    before the last two, so the split is fixed by the count alone.
+    """
+
+    outer: VariadicOperandVariable
+    row: OperandVariable
+    col: OperandVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        coords = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        if len(coords) < 2:
+            parser.raise_error(f"nv.tma_load needs at least [row, col], got {len(coords)} coordinate(s)")
+        self.outer.set(state, coords[:-2])
+        self.row.set(state, coords[-2])
+        self.col.set(state, coords[-1])
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        printer.print_list([*self.outer.get(op), self.row.get(op), self.col.get(op)], printer.print_ssa_value)
+
+
 @irdl_op_definition
 class TmaLoadOp(NvOp):
-    """One TMA box of a 2-D memref at [row, col] -> shared `dst + stage * stage_bytes`, completing on a barrier.
+    """One TMA box of a memref at [outer..., row, col] -> shared `dst + stage * stage_bytes`, completing on a barrier.
 
-    `box` = [rows, cols]; with a `swizzle` (bytes) of 32/64/128 the box's rows
+    `box` = [rows, cols] of the last two dims; a memref of rank 3 to 5 (attention's [B, H, S, D]) takes one
+    leading coordinate per outer dim (`outer`, outermost first), read with a box extent of 1 there, so rows
+    past the edge of its row dim read zero (never the next outer index's rows), as in 2-D.
+    With a `swizzle` (bytes) of 32/64/128 the box's rows
     are cols * elem bytes <= swizzle wide and land swizzled (Swizzle<b,4,3>).
     Elements past the memref edge arrive as zero (the tile.load pad 0.0).
     Issued by one thread; the runtime passes the tensor map of the memref.
     With `evict_first` (an i1, decided at run time) the box is read with an L2 evict-first hint: for an
     operand that no other CTA will read again (B when there is one row of tiles), so it does not push
-    the operand every CTA shares out of L2.
+    the operand every CTA shares out of L2. A `multicast` box is 2-D only.
     """
 
     name = "nv.tma_load"
     MIN_ARCH: ClassVar[str] = "sm_90"
     SMEM: ClassVar[str] = "write"
+    MAX_RANK: ClassVar[int] = 5  # cp.async.bulk.tensor copies boxes of tensors of at most 5 dims
     source = operand_def(MemRefType)
+    outer = var_operand_def(IndexType)  # coordinates of the dims before the last two (rank 3..5), outermost first
     row = operand_def(IndexType)
     col = operand_def(IndexType)
     stage = operand_def(IndexType)
@@ -240,26 +276,40 @@ class TmaLoadOp(NvOp):
     swizzle = prop_def(IntegerAttr)
     multicast = opt_prop_def(IntegerAttr)  # a mask of cluster ranks: the box lands in each (same offsets)
     evict_first = opt_operand_def(i1)
-    assembly_format = ("$source `[` $row `,` $col `]` `,` $stage (`evict_first` $evict_first^)? attr-dict `:` "
-                       "type($source)")
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
+    custom_directives = (TmaCoords,)
+    assembly_format = ("$source `[` custom<TmaCoords>($outer, $row, $col) `]` `,` $stage "
+                       "(`evict_first` $evict_first^)? attr-dict `:` type($source)")
 
     def __init__(self, source: SSAValue, row: SSAValue, col: SSAValue, stage: SSAValue, *, dst: int,
                  stage_bytes: int, bar: int, box: tuple[int, int], swizzle: int, multicast: int | None = None,
-                 evict_first: SSAValue | None = None):
+                 evict_first: SSAValue | None = None, outer: Sequence[SSAValue] = ()):
         props = {"dst": int_attr(dst), "stage_bytes": int_attr(stage_bytes), "bar": int_attr(bar), "box": i64s(box),
                  "swizzle": int_attr(swizzle)}
         if multicast is not None:
             props["multicast"] = int_attr(multicast)
-        super().__init__(operands=[source, row, col, stage, [evict_first] if evict_first is not None else []],
-                         properties=props)
+        super().__init__(operands=[source, list(outer), row, col, stage,
+                                   [evict_first] if evict_first is not None else []], properties=props)
 
     def elem_bytes(self) -> int:
         return 4 if type_name(self.source.type.element_type) == "f32" else 2
 
+    def rank(self) -> int:
+        """The source memref's rank: 2, or 3 to 5 with `outer` coordinates."""
+        return len(self.source.type.get_shape())
+
+    def map_box(self) -> tuple[int, ...]:
+        """The tensor map's box, one extent per memref dim: (1, ..., 1, rows, cols)."""
+        return (1,) * (self.rank() - 2) + tuple(ints(self.box))
+
     def verify_(self) -> None:
-        mem = self.source.type
-        if len(mem.get_shape()) != 2 or type_name(mem.element_type) not in ("bf16", "f16", "f32"):
-            fail(self, f"source {mem} must be a 2-D bf16, f16 or f32 memref")
+        mem, rank = self.source.type, self.rank()
+        if not 2 <= rank <= self.MAX_RANK or type_name(mem.element_type) not in ("bf16", "f16", "f32"):
+            fail(self, f"source {mem} must be a 2-D bf16, f16 or f32 memref, or one of rank 3 to {self.MAX_RANK} "
+                       "read at [outer..., row, col]")
+        if len(self.outer) != rank - 2:
+            fail(self, f"source {mem} has rank {rank}: it is read at {rank} coordinates [outer..., row, col] "
+                       f"({rank - 2} before row and col), got {len(self.outer) + 2}")
         box, sw = ints(self.box), self.swizzle.value.data
         if len(box) != 2 or not all(1 <= b <= 256 for b in box):
             fail(self, f"box {list(box)} must be two sizes in [1, 256]")
@@ -277,6 +327,8 @@ class TmaLoadOp(NvOp):
                        f"{MAX_CLUSTER}-CTA cluster")
         if self.multicast is not None and self.evict_first is not None:
             fail(self, "evict_first with a multicast box: the hint is for a box one CTA reads once")
+        if self.multicast is not None and rank > 2:
+            fail(self, f"a multicast box of the rank-{rank} source {mem}: multicast loads are 2-D only")
 
 
 # --- wgmma ----------------------------------------------------------------------------
