@@ -344,7 +344,7 @@ func.func @wgacc_load_elem(%C: memref<?x?xbf16>, %i: index) {
 // -----
 
 func.func @wgacc_store_rank(%v: vector<64xf32>, %C: memref<?x?x?xf32>, %i: index) {
-  // expected-error@+1 {{NV_OP_INVALID: nv.wgacc_store: memref memref<?x?x?xf32> must be 2-D}}
+  // expected-error@+1 {{NV_OP_INVALID: nv.wgacc_store: memref memref<?x?x?xf32> takes 3 offsets (outer dims, then row and col), got 2}}
   nv.wgacc_store %v, %C[%i, %i] {n = 128 : i64} : vector<64xf32>, memref<?x?x?xf32>
   func.return
 }

@@ -23,6 +23,7 @@ from tessera.target.nvidia.emit.wgacc import (box_begin, box_end, declare_stagin
 from tessera.target.nvidia.emit.hopper import PRELUDE as HOPPER_PRELUDE
 from tessera.target.nvidia.emit.hopper import PROVIDES as HOPPER_PROVIDES
 from tessera.target.nvidia.emit import splitk as emit_splitk
+from tessera.target.nvidia.emit import wgreg as emit_wgreg
 from tessera.target.nvidia.emit import c_types as C
 from tessera.target.nvidia.emit.copies import (blocked_coords, emit_cp_async_tile, emit_cp_async_wait, global_access,
                                          smem_offset)
@@ -183,6 +184,7 @@ SLOTWISE = {
     "nv.load_shared": slot_load_shared, "nv.reduce_shared": slot_reduce_shared, "nv.iota": slot_iota,
     "nv.map": slot_map, "nv.cmp": slot_cmp, "nv.select": slot_select, "nv.convert": slot_convert,
     "nv.splat": slot_splat, "nv.fill": slot_fill, "nv.slots": slot_slots, **HOPPER_SLOTWISE,
+    **emit_wgreg.SLOTWISE,
 }
 
 
@@ -285,9 +287,11 @@ C.PRELUDE.update(HOPPER_PRELUDE)
 C.PROVIDES.update(HOPPER_PROVIDES)
 C.PRELUDE.update(emit_splitk.PRELUDE)
 C.PROVIDES.update(emit_splitk.PROVIDES)
+C.PRELUDE.update(emit_wgreg.PRELUDE)
+C.PROVIDES.update(emit_wgreg.PROVIDES)
 
 NV_EMITTERS = {
-    **HOPPER_EMITTERS, **emit_splitk.EMITTERS,
+    **HOPPER_EMITTERS, **emit_splitk.EMITTERS, **emit_wgreg.EMITTERS,
     "nv.block_id": emit_grid, "nv.grid_dim": emit_grid, "nv.barrier": emit_barrier,
     "nv.alloc_shared": emit_alloc_shared, "nv.cp_async_tile": emit_cp_async_tile,
     "nv.cp_async_wait": emit_cp_async_wait, "nv.ldfrag_shared": emit_ldfrag_shared,

@@ -31,8 +31,19 @@ def _acc_coords(e, op, i: str, broadcast: bool = False) -> tuple[str, str]:
 WINDOWS = ("nv.wgacc_load", "nv.wgacc_store")  # bounds-checked accesses (a TMA store clips by itself)
 
 
+class _Window:
+    """The 2-D plane a window lies in: base pointer (outer offsets applied), sizes and strides of the last two dims."""
+
+    def __init__(self, e, op):
+        mr = e.memref(op.dest if op.name == "nv.wgacc_store" else op.source, op)
+        outer = tuple(getattr(op, "outer", ()))
+        self.ptr = mr.ptr if not outer else (
+            f"({mr.ptr} + " + " + ".join(f"(long long)({e[v]}) * {mr.strides[d]}" for d, v in enumerate(outer)) + ")")
+        self.sizes, self.strides = mr.sizes[len(outer):], mr.strides[len(outer):]
+
+
 def _window_memref(e, op):
-    return e.memref(op.dest if op.name == "nv.wgacc_store" else op.source, op)
+    return _Window(e, op)
 
 
 def _window_elem(op):
@@ -111,7 +122,6 @@ def slot_wgacc_load(e, op: H.WgaccLoadOp) -> None:
 
 def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
     """At odd slots, slots (i_-1, i_): columns c, c+1 of one row, one 4- or 8-byte store when aligned."""
-    mr = e.memref(op.dest, op)
     elem = op.value.type.element_type
     v, mem = e[op.value], C.mem_type(elem)
     lo, hi = C.read_bits(elem, v, "i_ - 1"), C.read_bits(elem, v, "i_")
@@ -122,6 +132,7 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
         else:
             e.line(f"if (i_ & 1) *reinterpret_cast<float2*>({at}) = make_float2({lo}, {hi});")
         return
+    mr = _window_memref(e, op)
     row, col = _acc_coords(e, op, "i_ - 1")
     with e.block("if (i_ & 1) "):
         e.line(f"const int gr_ = {row}, gc_ = {col};")

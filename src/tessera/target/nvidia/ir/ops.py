@@ -315,7 +315,9 @@ NV_OPS = (BlockIdOp, GridDimOp, BarrierOp, AllocSharedOp, CpAsyncTileOp, CpAsync
 
 from tessera.target.nvidia.ir.hopper_ops import HOPPER_OPS  # noqa: E402 - the Hopper ops build on nv_types only
 
-NV_OPS = NV_OPS + HOPPER_OPS
+from tessera.target.nvidia.ir.wgreg_ops import WGREG_OPS  # noqa: E402 - likewise
+
+NV_OPS = NV_OPS + HOPPER_OPS + tuple(WGREG_OPS)
 Nv = Dialect("nv", list(NV_OPS), [SmemType, AsyncGroupType])
 register_dialect(Nv)
 

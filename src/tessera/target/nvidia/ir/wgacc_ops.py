@@ -12,11 +12,12 @@ CTAs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import BoolAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType, f32, f64, i1
 from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def
 
 from tessera.target.nvidia.ir.types import NvOp, check_smem_offset, expect_vec, fail, int_attr
 from tessera.ir.types import type_name
@@ -63,21 +64,45 @@ class WgaccLoadOp(NvOp):
 
 @irdl_op_definition
 class WgaccStoreOp(NvOp):
-    """Store a wgmma-accumulator-layout vector as the 64 x n window at [row, col]; past the edges is dropped."""
+    """Store a wgmma-accumulator-layout vector as the 64 x n window at [row, col]; past the edges is dropped.
+
+    A memref of rank > 2 takes leading offsets first (`%O[%b, %h, %row, %col]`): the window lies in the last
+    two dims at fixed outer indices, and is clipped by the last two dims only.
+    """
 
     name = "nv.wgacc_store"
     value = operand_def(VectorType)
     dest = operand_def(MemRefType)
-    row = operand_def(IndexType)
-    col = operand_def(IndexType)
+    offsets = var_operand_def(IndexType)
     n = prop_def(IntegerAttr)
-    assembly_format = "$value `,` $dest `[` $row `,` $col `]` attr-dict `:` type($value) `,` type($dest)"
+    assembly_format = "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
 
-    def __init__(self, value: SSAValue, dest: SSAValue, row: SSAValue, col: SSAValue, n: int):
-        super().__init__(operands=[value, dest, row, col], properties={"n": int_attr(n)})
+    def __init__(self, value: SSAValue, dest: SSAValue, row: SSAValue, col: SSAValue, n: int,
+                 outer: Sequence[SSAValue] = ()):
+        super().__init__(operands=[value, dest, [*outer, row, col]], properties={"n": int_attr(n)})
+
+    @property
+    def row(self) -> SSAValue:
+        return self.offsets[-2]
+
+    @property
+    def col(self) -> SSAValue:
+        return self.offsets[-1]
+
+    @property
+    def outer(self) -> tuple[SSAValue, ...]:
+        return tuple(self.offsets[:-2])
 
     def verify_(self) -> None:
-        _check_wgacc(self, self.value.type, self.dest.type, self.n.value.data)
+        n, rank = self.n.value.data, len(self.dest.type.get_shape())
+        if n % 8 or not 8 <= n <= 256:
+            fail(self, f"n={n} must be a multiple of 8 in [8, 256]")
+        expect_vec(self, "value", self.value.type, n // 2)
+        if rank < 2 or len(self.offsets) != rank:
+            fail(self, f"memref {self.dest.type} takes {max(rank, 2)} offsets (outer dims, then row and col), "
+                       f"got {len(self.offsets)}")
+        if self.value.type.element_type != self.dest.type.element_type:
+            fail(self, f"value {self.value.type} and memref {self.dest.type} differ in element type")
 
 
 @irdl_op_definition
