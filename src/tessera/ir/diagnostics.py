@@ -247,7 +247,7 @@ RUNTIME_LAUNCH_TIMEOUT = _code("RUNTIME_LAUNCH_TIMEOUT", "a kernel did not finis
                                "hanging the process; raise the bound with TESSERA_LAUNCH_TIMEOUT_S (seconds, or 0 for "
                                "none) if the kernel is merely long")
 RUNTIME_TMA_INVALID = _code("RUNTIME_TMA_INVALID", "an array cannot be described by a TMA tensor map",
-                            "TMA reads bf16/f16/f32 2-D arrays with contiguous rows, a 16-byte aligned base address "
+                            "TMA reads bf16/f16/f32 arrays of 2 to 5 dims, non-empty, with contiguous rows, a 16-byte aligned base address "
                             "and a row pitch that is a multiple of 16 bytes (pad the row length if needed)")
 
 
@@ -268,9 +268,9 @@ NV_SMEM_OVERFLOW = _code("NV_SMEM_OVERFLOW", "the kernel needs more shared memor
                          "use smaller tiles or fewer pipeline stages (sm_80: 163 KiB, sm_86/sm_89: 99 KiB, "
                          "sm_90: 227 KiB)")
 NV_WGMMA_UNSUPPORTED = _code("NV_WGMMA_UNSUPPORTED", "warp-specialize cannot lower this wgmma kernel",
-                             "the sm_90a lowering takes one K-loop of tile.load + tile.dot (A as [M, K], B as "
-                             "[N, K] transposed in the program) and an elementwise epilogue; other kernels target "
-                             "sm_90 (mma.sync)")
+                             "the sm_90a lowering takes one top-level loop whose tile.dots read tiles loaded (in the "
+                             "loop, or once before it) from kernel arguments, or A from registers, with register "
+                             "math around them; other kernels target sm_90 (mma.sync)")
 EMIT_UNKNOWN_OP = _code("EMIT_UNKNOWN_OP", "CUDA emission met an op it has no text for",
                         "only nv, arith, math, scf.for/yield and func ops can be emitted: run lower-tile-to-nv "
                         "(every pipeline that runs a generator must include it)")

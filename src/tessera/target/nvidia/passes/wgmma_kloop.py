@@ -128,7 +128,8 @@ def _operand(pack: Operation, loop: scf.ForOp, role: str) -> Operand:
     return Operand(alloc, copy, view, major)
 
 
-_BODY_OK = (ViewOp, AsyncCopyOp, WaitOp, FragmentPackOp, FragmentMmaOp, scf.YieldOp)
+KLOOP_OPS = (  # what the GEMM K-loop holds besides index math
+    ViewOp, AsyncCopyOp, WaitOp, FragmentPackOp, FragmentMmaOp, scf.YieldOp)
 
 
 def match(kernel: func.FuncOp, mma: FragmentMmaOp) -> KLoop:
@@ -144,7 +145,7 @@ def match(kernel: func.FuncOp, mma: FragmentMmaOp) -> KLoop:
         raise refuse(loop, "the accumulator must start at zero (tl.zeros); an incoming accumulator is not "
                            "supported by this lowering")
     for op in body.ops:
-        if not isinstance(op, _BODY_OK) and not is_scalar(op):
+        if not isinstance(op, KLOOP_OPS) and not is_scalar(op):
             raise refuse(op, f"{op.name} in the K-loop: the warp-specialised loop takes copies, packs, one mma "
                              "and index math")
     a = _operand(mma.a.owner, loop, "a")

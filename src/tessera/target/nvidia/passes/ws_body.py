@@ -1,0 +1,433 @@
+"""warp-specialize for any loop body: several wgmmas, operands staged in the loop or once per tile, register A.
+
+`match_body(kernel, mmas)` accepts a kernel whose wgmma mmas sit in one top-level `scf.for` and whose
+operands are either
+
+* staged: a `tile.alloc` filled by one `tile.async_copy` of a `tile.view` of a kernel argument (rank 2 to 5,
+  pad 0): inside the loop it is a *ring* operand (K and V of attention: a TMA ring of `stages` slots with
+  its own full/empty barriers), before the loop a *fixed* one (Q: one slot, loaded once per tile);
+* or, for A, a register tile (the softmax's P converted to 16 bits): wgmma's RS form, no shared memory.
+
+Accumulators start at fragment_zero or at any register tile and may be carried by the loop with any other
+tile values (row max, row sum). Everything else in the kernel is lowered on a consumer's registers by
+`ws_regs` (the D layout and its row vectors), so softmax stays in registers.
+
+`BodyBuilder` reuses `ws_builder.Builder`'s persistent tile loop: the producer warpgroup's thread 0 issues,
+per tile, the fixed operands' TMA (after the consumers freed the slot) and, per loop step, each ring
+operand's; each consumer warpgroup owns 64 rows of the tile, waits on an operand's full barrier where the
+program waited for its copy, runs each mma as wgmma and frees a ring slot once the last mma that reads it is
+done. This first version waits for each wgmma group before going on (no overlap of softmax with the next
+wgmma, no ping-pong): see NOTES for what is next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+
+from tessera.ir import diagnostics as D
+from tessera.ir import tile_ops as T
+from tessera.ir.fragment_ops import AllocOp, AsyncCopyOp, FragmentMmaOp, FragmentPackOp, ViewOp, WaitOp
+from tessera.ir.types import type_name
+from tessera.target.nvidia.ir import hopper_ops as H
+from tessera.target.nvidia.ir import wgreg_ops as W
+from tessera.target.nvidia.ir.types import SMEM_LIMIT
+from tessera.target.nvidia.passes.wgmma_kloop import MAJOR, WG_ROWS, binop, index_const, is_scalar, refuse
+from tessera.target.nvidia.passes.ws_builder import LOCAL_TILE, REGS, Builder
+from tessera.target.nvidia.passes.ws_layout import _swizzle
+from tessera.target.nvidia.passes.ws_regs import Regs, lower_all
+from tessera.target.nvidia.passes.ws_units import Units
+
+ELEM_BYTES = 2
+SLOT_ALIGN = 1024  # a 128-byte swizzle repeats every 8 rows of 128 bytes: slots start on 1024-byte boundaries
+
+
+@dataclass
+class Staged:
+    """A shared tile filled by one TMA copy: `ring` (in the loop, `stages` slots) or fixed (once per tile)."""
+
+    alloc: AllocOp
+    copy: AsyncCopyOp
+    view: ViewOp
+    ring: bool
+    major: str = "k"
+    base: int = 0  # byte offset of slot 0
+    full: int = 0  # barrier arrays: `stages` of each for a ring operand, one for a fixed one
+    empty: int = 0
+
+    @property
+    def rows(self) -> int:
+        return self.alloc.result.type.get_shape()[0]
+
+    @property
+    def cols(self) -> int:
+        return self.alloc.result.type.get_shape()[1]
+
+    @property
+    def slot_bytes(self) -> int:
+        return self.rows * self.cols * ELEM_BYTES
+
+
+@dataclass
+class Mma:
+    """One wgmma of the body: A staged (SS form) or a register tile (RS form), B staged."""
+
+    op: FragmentMmaOp
+    a: Staged | None
+    b: Staged
+    n: int
+    k: int
+    last_reader_of: list = field(default_factory=list)  # ring operands freed once this mma is done
+
+
+@dataclass
+class Body:
+    """What `match_body` found; `prologue`/`loop` are what `ws_units.Units` reads."""
+
+    loop: scf.ForOp
+    mmas: list[Mma]
+    staged: list[Staged]
+    prologue: list[Operation]
+    epilogue: list[Operation]
+    bm: int
+    dtype: object
+    swizzle: int = 0
+
+    @property
+    def consumers(self) -> int:
+        return self.bm // WG_ROWS
+
+    @property
+    def ring(self) -> list[Staged]:
+        return [s for s in self.staged if s.ring]
+
+    @property
+    def fixed(self) -> list[Staged]:
+        return [s for s in self.staged if not s.ring]
+
+
+def _staged(kernel: func.FuncOp, loop: scf.ForOp, pack: FragmentPackOp, role: str, known: dict) -> Staged:
+    alloc = pack.source.owner
+    if alloc in known:
+        return known[alloc]
+    frag = pack.result.type
+    major = MAJOR.get((role, frag.layout.data))
+    if major is None:
+        raise refuse(pack, f"the wgmma {role} operand has layout \"{frag.layout.data}\"; wgmma reads {role} "
+                           "K-major or MN-major from shared memory (layout \"row\" or \"col\")")
+    copies = [u.operation for u in alloc.result.uses if isinstance(u.operation, AsyncCopyOp)]
+    entry = kernel.body.block
+    if len(copies) != 1 or copies[0].parent not in (loop.body.block, entry):
+        raise refuse(pack, f"the {role} tile must be filled by exactly one copy, in the loop or before it")
+    copy = copies[0]
+    view = copy.source.owner
+    if (not isinstance(view, ViewOp) or not isinstance(view.source.type, MemRefType)
+            or view.source not in entry.args):
+        raise refuse(copy, f"the {role} copy does not read a view of a kernel argument")
+    rank = len(view.source.type.get_shape())
+    if not 2 <= rank <= H.TmaLoadOp.MAX_RANK:
+        raise refuse(copy, f"the {role} operand comes from a rank-{rank} memref; TMA boxes take ranks 2 to "
+                           f"{H.TmaLoadOp.MAX_RANK}")
+    if copy.padding.value.data != 0.0:
+        raise refuse(copy, f"the {role} load pads with {copy.padding.value.data}; TMA fills out-of-bounds with 0")
+    if type_name(view.source.type.element_type) not in H.WGMMA_TYPES:
+        raise refuse(copy, f"the {role} operand is {type_name(view.source.type.element_type)}; wgmma takes "
+                           "bf16 or f16")
+    st = Staged(alloc, copy, view, copy.parent is loop.body.block, major)
+    known[alloc] = st
+    return st
+
+
+def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
+    """The loop body's mmas and staged operands, or NV_WGMMA_UNSUPPORTED at the op that does not fit."""
+    entry = kernel.body.block
+    loop = mmas[0].parent_op()
+    if not isinstance(loop, scf.ForOp) or loop.parent is not entry:
+        raise refuse(mmas[0], "the wgmma mma is not in a loop at the top level of the kernel")
+    for m in mmas[1:]:
+        if m.parent_op() is not loop:
+            raise refuse(m, "every wgmma mma must sit in the same top-level loop")
+    if any(isinstance(op, scf.ForOp) for op in loop.body.block.walk() if op is not loop):
+        raise refuse(loop, "a loop inside the wgmma loop: the warp-specialised body is one loop level")
+    known: dict = {}
+    found: list[Mma] = []
+    bm = dtype = None
+    for m in mmas:
+        fa, fb = m.a.type, m.b.type
+        pa, pb = m.a.owner, m.b.owner
+        if not isinstance(pb, FragmentPackOp) or not isinstance(pb.source.owner, AllocOp):
+            raise refuse(m, "the wgmma b operand is not packed from a staged shared tile")
+        b = _staged(kernel, loop, pb, "b", known)
+        if not isinstance(pa, FragmentPackOp):
+            raise refuse(m, "the wgmma a operand is not packed from a staged tile or a register tile")
+        a = _staged(kernel, loop, pa, "a", known) if isinstance(pa.source.owner, AllocOp) else None
+        if a is None and (fa.layout.data != "row" or pa.source.type.get_shape()[1] != fa.k.data):
+            raise refuse(pa, "a register A operand is a whole [BM, K] tile (layout \"row\"): wgmma's RS form "
+                             "reads it from the accumulator layout")
+        wm, wn = (v.data for v in pa.warps.data)
+        tile_m = pa.source.type.get_shape()[0] if a is None or a.major == "k" else a.cols
+        if fa.m.data != WG_ROWS or wn != 1 or tile_m != wm * WG_ROWS or tile_m not in (64, 128):
+            raise refuse(m, f"a {tile_m}-row tile on warpgroups [{wm}, {wn}] of {fa.m.data} rows: this lowering "
+                            "runs one consumer warpgroup per 64 rows, BM = 64 or 128",
+                         "use BLOCK_M = 64 or 128 and the default warp grid")
+        if bm is not None and tile_m != bm:
+            raise refuse(m, f"mmas of {bm} and {tile_m} rows in one loop: every mma covers the same BM rows")
+        bm, dtype = tile_m, fa.elem
+        n, k = fb.n.data, fa.k.data
+        b_n, b_k = (b.rows, b.cols) if b.major == "k" else (b.cols, b.rows)
+        if (b_n, b_k) != (n, k) or n > 256 or n % 8 or k % 16:
+            raise refuse(m, f"a B tile of {b_n}x{b_k} for an m64n{n}k{k} wgmma: B must be N x K (N <= 256, a "
+                            "multiple of 8; K a multiple of 16)")
+        if type_name(fa.elem) not in H.WGMMA_TYPES:
+            raise refuse(m, f"wgmma takes bf16/f16, got {type_name(fa.elem)}")
+        found.append(Mma(m, a, b, n, k))
+    for st in known.values():  # the last mma reading a ring tile frees its slot
+        if st.ring:
+            last = [mm for mm in found if st in (mm.a, mm.b)][-1]
+            last.last_reader_of.append(st)
+    ops = list(entry.ops)
+    at = ops.index(loop)
+    prologue, epilogue = ops[:at], [op for op in ops[at + 1:] if not isinstance(op, func.ReturnOp)]
+    body = Body(loop, found, list(known.values()), prologue, epilogue, bm, dtype)
+    _plan_smem(body, mmas[0])
+    return body
+
+
+def _plan_smem(body: Body, at: Operation, stages: int = 1) -> int:
+    """Give each staged tile its slots and barriers; the total bytes. One swizzle for all (the narrowest)."""
+    widths = []
+    for st in body.staged:
+        sw = _swizzle(st.cols * ELEM_BYTES)
+        if sw == 0:
+            raise refuse(at, f"a staged tile of {st.cols} columns: TMA and wgmma read rows of 32, 64 or 128 bytes, "
+                             "so it must be a multiple of 16 elements wide")
+        widths.append(sw)
+    body.swizzle = min(widths)
+    offset = 0
+    for st in body.fixed + body.ring:
+        st.base = offset
+        offset += (stages if st.ring else 1) * -(-st.slot_bytes // SLOT_ALIGN) * SLOT_ALIGN
+    for st in body.fixed + body.ring:
+        count = stages if st.ring else 1
+        st.full, st.empty = offset, offset + 8 * count
+        offset += 16 * count
+    return offset
+
+
+class BodyBuilder(Builder):
+    """The persistent producer / consumer kernel of a matched loop body (see the module docstring)."""
+
+    def __init__(self, body: Body, stages: int, group_m: int):
+        self.body_ = body
+        self.stages = stages
+        self.total = _plan_smem(body, body.mmas[0].op, stages)
+        if self.total > SMEM_LIMIT[(9, 0)]:
+            raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of the loop's staged tiles need {self.total} "
+                                                     f"bytes of shared memory; sm_90a has {SMEM_LIMIT[(9, 0)]}",
+                                 op=body.mmas[0].op, hint="use fewer stages or smaller blocks")
+        self.cluster, self.splitk, self.streamk, self.pingpong = 1, 1, False, False
+        self.grid_axes = 1 + max([op.axis.data for op in body.prologue
+                                  if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
+        self.units = Units(body, group_m, 1, 1, 0, False)
+        self.consumers = body.consumers
+
+    def evict_hints(self, ops: list, sizes: list[SSAValue]) -> dict:
+        return {}
+
+    # -- the kernel body --------------------------------------------------------------
+    def body(self) -> list[Operation]:
+        bd = self.body_
+        ops: list[Operation] = []
+        for st in bd.fixed + bd.ring:
+            count = self.stages if st.ring else 1
+            ops += [H.MbarrierInitOp(st.full, count, 1), H.MbarrierInitOp(st.empty, count, self.consumers)]
+        tid = H.ThreadIdOp()
+        ops.append(tid)
+        wg = binop(ops, arith.DivSIOp, tid.result, 128)
+        is_producer = arith.CmpiOp(wg, index_const(ops, 0), "eq")
+        ops.append(is_producer)
+        ops.append(scf.IfOp(is_producer, [], [*self.producer(tid.result), scf.YieldOp()],
+                            [*self.consumer(wg), scf.YieldOp()]))
+        return ops
+
+    def producer(self, tid: SSAValue) -> list[Operation]:
+        ops: list[Operation] = []
+        if self.consumers > 1:
+            ops.append(H.SetMaxNRegOp(REGS[self.consumers][0], "dec"))
+        first = arith.CmpiOp(tid, index_const(ops, 0), "eq")
+        ops.append(first)
+        ops.append(scf.IfOp(first, [], [*self.tiles("producer", None), scf.YieldOp()]))
+        return ops
+
+    def consumer(self, wg: SSAValue) -> list[Operation]:
+        ops: list[Operation] = []
+        if self.consumers > 1:
+            ops.append(H.SetMaxNRegOp(REGS[self.consumers][1], "inc"))
+        c = binop(ops, arith.SubiOp, wg, 1)
+        ops += self.tiles("consumer", c)
+        return ops
+
+    # -- one tile ---------------------------------------------------------------------
+    def _tile_parity(self, ops: list, mapping: dict) -> SSAValue:
+        """The parity of this CTA's tile count so far: the phase of the fixed operands' one slot."""
+        t, start, step = mapping[LOCAL_TILE]
+        ordinal = binop(ops, arith.DivSIOp, binop(ops, arith.SubiOp, t, start), step)
+        return binop(ops, arith.RemSIOp, ordinal, 2)
+
+    def _load(self, ops: list, st: Staged, mapping: dict, stage: SSAValue, stage_bytes: int) -> None:
+        """The TMA boxes of one staged tile: one per swizzle row across its contiguous dimension."""
+        sw = self.body_.swizzle
+        box_cols = sw // ELEM_BYTES
+        *outer, row, col = (mapping.get(v, v) for v in st.view.offsets)
+        for j in range(st.cols // box_cols):
+            c = col if j == 0 else binop(ops, arith.AddiOp, col, j * box_cols)
+            ops.append(H.TmaLoadOp(st.view.source, row, c, stage, dst=st.base + j * st.rows * sw,
+                                   stage_bytes=stage_bytes, bar=st.full, box=(st.rows, box_cols), swizzle=sw,
+                                   outer=outer))
+
+    def _slot_bytes(self, st: Staged) -> int:
+        return -(-st.slot_bytes // SLOT_ALIGN) * SLOT_ALIGN
+
+    def k_loop(self, ops: list, role: str, it: SSAValue, mapping: dict, consumer: SSAValue | None,
+               turn: SSAValue | None = None) -> SSAValue:
+        bd = self.body_
+        if role == "producer":
+            return self._produce(ops, it, mapping)
+        return self._consume(ops, it, mapping, consumer)
+
+    def _produce(self, ops: list, it: SSAValue, mapping: dict) -> SSAValue:
+        bd = self.body_
+        zero = index_const(ops, 0)
+        if bd.fixed:
+            free = binop(ops, arith.SubiOp, index_const(ops, 1), self._tile_parity(ops, mapping))
+            for st in bd.fixed:
+                ops += [H.MbarrierWaitOp(zero, free, st.empty), H.MbarrierExpectTxOp(zero, st.full, st.slot_bytes)]
+                self._load(ops, st, mapping, zero, 0)
+        loop = bd.loop
+        block = Block(arg_types=[IndexType(), IndexType()])
+        k, step_it = block.args
+        body_map = dict(mapping)
+        body_map[loop.body.block.args[0]] = k
+        inner: list[Operation] = []
+        for op in loop.body.block.ops:
+            if is_scalar(op):
+                inner.append(op.clone(value_mapper=body_map))
+        stage = binop(inner, arith.RemSIOp, step_it, self.stages)
+        phase = binop(inner, arith.RemSIOp, binop(inner, arith.DivSIOp, step_it, self.stages), 2)
+        free = binop(inner, arith.SubiOp, index_const(inner, 1), phase)
+        for st in bd.ring:
+            inner += [H.MbarrierWaitOp(stage, free, st.empty), H.MbarrierExpectTxOp(stage, st.full, st.slot_bytes)]
+            self._load(inner, st, body_map, stage, self._slot_bytes(st))
+        inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1)))
+        block.add_ops(inner)
+        lb, ub, st_ = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
+        new_loop = scf.ForOp(lb, ub, st_, [it], block)
+        ops.append(new_loop)
+        return new_loop.results[0]
+
+    def _consume(self, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
+        bd = self.body_
+        regs = Regs(bd.bm, consumer, dict(mapping))
+        staged = {st.alloc: st for st in bd.staged}
+        for op in bd.prologue:  # tile constants, iotas, zero accumulators: registers (index math is in `mapping`)
+            if is_scalar(op) or isinstance(op, (T.ProgramIdOp, T.NumProgramsOp, AllocOp, ViewOp, AsyncCopyOp,
+                                                WaitOp)):
+                continue
+            if isinstance(op, FragmentPackOp) and op.source.owner in staged:
+                continue
+            self._register_op(regs, ops, op)
+        zero = index_const(ops, 0)
+        if bd.fixed:
+            parity = self._tile_parity(ops, mapping)
+            for st in bd.fixed:
+                ops.append(H.MbarrierWaitOp(zero, parity, st.full))
+        loop = bd.loop
+        inits = [regs.get(v) for v in loop.iter_args]
+        block = Block(arg_types=[IndexType(), IndexType()] + [v.type for v in inits])
+        k, step_it = block.args[0], block.args[1]
+        regs.map[loop.body.block.args[0]] = k
+        for old, new in zip(loop.body.block.args[1:], block.args[2:]):
+            regs.map[old] = new
+        inner: list[Operation] = []
+        stage = binop(inner, arith.RemSIOp, step_it, self.stages)
+        phase = binop(inner, arith.RemSIOp, binop(inner, arith.DivSIOp, step_it, self.stages), 2)
+        copies = {st.copy.token: st for st in bd.ring}
+        mmas = {m.op: m for m in bd.mmas}
+        for op in loop.body.block.ops:
+            if isinstance(op, (ViewOp, AsyncCopyOp)):
+                continue
+            if isinstance(op, WaitOp):
+                for tok in op.tokens:
+                    if tok in copies:
+                        inner.append(H.MbarrierWaitOp(stage, phase, copies[tok].full))
+                continue
+            if isinstance(op, FragmentPackOp) and op.source.owner in staged:
+                continue
+            if isinstance(op, FragmentMmaOp):
+                self._mma(regs, inner, mmas[op], stage, consumer)
+                continue
+            if isinstance(op, scf.YieldOp):
+                inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1),
+                                         *(regs.get(v) for v in op.operands)))
+                continue
+            self._register_op(regs, inner, op)
+        block.add_ops(inner)
+        lb, ub, st_ = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
+        new_loop = scf.ForOp(lb, ub, st_, [it, *inits], block)
+        ops.append(new_loop)
+        for old, new in zip(loop.results, new_loop.results[1:]):
+            regs.map[old] = new
+        for st in bd.fixed:  # every mma reading it has completed (each waits for its group)
+            ops.append(H.MbarrierArriveOp(zero, st.empty))
+        lower_all(regs, ops, bd.epilogue)
+        return new_loop.results[0]
+
+    def _register_op(self, regs: Regs, ops: list, op: Operation) -> None:
+        """A tile op on registers; a register tile packed as a wgmma operand is the same registers."""
+        if isinstance(op, FragmentPackOp):
+            if any(not _is_zero(v) for v in op.offsets):
+                raise refuse(op, "a register tile packed at a nonzero offset: a wgmma operand from registers is "
+                                 "the whole tile")
+            if op.result.type.role.data == "b":
+                raise refuse(op, "a wgmma b operand from registers: wgmma reads B from shared memory")
+            regs.map[op.result] = regs.get(op.source)
+            return
+        lower_all(regs, ops, [op])
+
+    def _mma(self, regs: Regs, ops: list, mm: Mma, stage: SSAValue, consumer: SSAValue) -> None:
+        bd = self.body_
+        acc = regs.get(mm.op.acc)
+        b = mm.b
+        b_stage = self._slot_bytes(b) if b.ring else 0
+        b_rows = mm.n
+        # one slot index addresses both operands; a fixed operand's stage_bytes is 0, so any index does
+        at = stage if b.ring or (mm.a is not None and mm.a.ring) else index_const(ops, 0)
+        if mm.a is None:
+            wg = W.WgmmaRsOp(acc, regs.get(mm.op.a), at, n=mm.n, k=mm.k, dtype=bd.dtype,
+                             b=(b.base, b_stage, b_rows), swizzle=bd.swizzle, b_major=b.major)
+        else:
+            a = mm.a
+            a_stage = self._slot_bytes(a) if a.ring else 0
+            wg_bytes = WG_ROWS * (bd.swizzle if a.major == "k" else 2 * mm.k)
+            wg = H.WgmmaOp(acc, at, consumer, n=mm.n, k=mm.k, dtype=bd.dtype,
+                           a=(a.base, a_stage, bd.bm, wg_bytes), b=(b.base, b_stage, b_rows), swizzle=bd.swizzle,
+                           a_major=a.major, b_major=b.major)
+        done = H.WgmmaWaitOp(wg.result, 0)
+        ops += [wg, done]
+        regs.map[mm.op.result] = done.result
+        for st in mm.last_reader_of:
+            ops.append(H.MbarrierArriveOp(stage, st.empty))
+
+
+def _is_zero(v: SSAValue) -> bool:
+    owner = getattr(v, "op", None)
+    return isinstance(owner, arith.ConstantOp) and getattr(owner.value, "value", None) is not None and \
+        owner.value.value.data == 0
+
+
+def lower_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp], stages: int, group_m: int) -> BodyBuilder:
+    body = match_body(kernel, mmas)
+    return BodyBuilder(body, stages, group_m)

@@ -1,0 +1,218 @@
+"""Tile values of a warp-specialised kernel in a consumer warpgroup's registers, by layout.
+
+A consumer warpgroup owns one 64-row block of every tile with the kernel's
+BM rows. Each tile value becomes per-thread registers whose layout follows
+from its shape (`Regs.kind`):
+
+* `acc`  [BM, n]: wgmma's D layout, `vector<n/2 x T>` (tessera.target.nvidia.ir.wgreg_ops);
+* `rows` [BM, 1]: the row vector of that layout, `vector<2 x T>` (the thread's two rows);
+* `cols` [1, n]:  a row of n values, held as the D layout of its broadcast over the block (`vector<n/2 x T>`),
+  so a broadcast to [BM, n] moves nothing;
+* `rows_t` [1, BM]: a transposed row vector, kept as `rows` until it is stored (one lane per quad writes);
+  known by where it comes from (a `tile.transpose` of a row vector), since a [1, n] row of n = BM has its shape.
+
+Elementwise ops, compares, selects, converts, splats and constants are slot-wise on these vectors; a row
+reduction is `nv.wgacc_reduce_rows` (quad shuffles), a [BM, 1] -> [BM, n] broadcast `nv.wgrows_broadcast`,
+an iota `nv.wgacc_index` / `nv.wgrows_index` plus the block's first row. Nothing goes through shared memory.
+Anything else is refused with NV_WGMMA_UNSUPPORTED naming the op and the shapes that are held.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import i32
+from xdsl.ir import Operation, SSAValue
+
+from tessera.ir import tile_ops as T
+from tessera.ir.fragment_ops import FragmentStoreOp, FragmentUnpackOp, FragmentZeroOp
+from tessera.ir.types import FragmentType, TileType, type_name
+from tessera.target.nvidia.ir import hopper_ops as H
+from tessera.target.nvidia.ir import ops as nv
+from tessera.target.nvidia.ir import wgreg_ops as W
+from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, binop, is_scalar, refuse
+
+MAX_N = 256
+
+
+class Regs:
+    """Lowers tile ops on one consumer's 64-row block; `map` takes old values to their registers (or scalars)."""
+
+    def __init__(self, bm: int, block: SSAValue, mapping: dict):
+        self.bm, self.block, self.map = bm, block, mapping
+        self._row0: SSAValue | None = None
+        self.kinds: dict[SSAValue, str] = {}
+
+    # -- layouts ------------------------------------------------------------------
+    def kind(self, op: Operation, t) -> tuple[str, int]:
+        """(layout kind, n) of a tile or fragment type; refuses shapes a consumer block cannot hold."""
+        if isinstance(t, FragmentType):
+            if t.role.data != "acc":
+                raise refuse(op, f"a wgmma {t.role.data} fragment used as a value: only accumulators are registers")
+            return "acc", t.n.data
+        shape = tuple(t.get_shape())
+        bm = self.bm
+        if len(shape) == 2 and shape[0] == bm and shape[1] == 1:
+            return "rows", 1
+        if len(shape) == 2 and shape[0] == bm and shape[1] % 8 == 0 and shape[1] <= MAX_N:
+            return "acc", shape[1]
+        if len(shape) == 2 and shape[0] == 1 and shape[1] % 8 == 0 and shape[1] <= MAX_N:
+            return "cols", shape[1]
+        raise refuse(op, f"{op.name} on a {'x'.join(map(str, shape))} tile: a consumer warpgroup holds {bm}xN tiles "
+                         f"(N a multiple of 8 up to {MAX_N}), {bm}x1 row vectors and 1xN rows in registers")
+
+    def vec_type(self, op: Operation, t, elem=None):
+        kind, n = self.kind(op, t)
+        if isinstance(op, T.ElementwiseOp) and any(self.kinds.get(a) == "rows_t" for a in op.operands):
+            raise refuse(op, f"{op.name} on a transposed row vector: a consumer only stores those")
+        if elem is None:
+            elem = t.acc if isinstance(t, FragmentType) else t.element_type
+        return nv.vec(W.ROW_SLOTS if kind in ("rows", "rows_t") else n // 2, elem)
+
+    def get(self, v: SSAValue) -> SSAValue:
+        return self.map.get(v, v)
+
+    def row0(self, ops: list) -> SSAValue:
+        """The block's first row within the tile (index): block * 64."""
+        if self._row0 is None:
+            self._row0 = binop(ops, arith.MuliOp, self.block, WG_ROWS)
+        return self._row0
+
+    def _add_rows(self, ops: list, idx: SSAValue, vtype) -> SSAValue:
+        """idx (i32 slots) + the block's first row, as i32 slots."""
+        cast = arith.IndexCastOp(self.row0(ops), i32)
+        splat = nv.SplatOp(cast.result, vtype)
+        add = nv.MapOp("add", idx, splat.result)
+        ops += [cast, splat, add]
+        return add.result
+
+    # -- one op ---------------------------------------------------------------------
+    def lower(self, ops: list, op: Operation) -> bool:
+        """Append the register form of `op`; False when it is not a register op (the caller's to handle)."""
+        m, get = self.map, self.get
+        if is_scalar(op):
+            new = op.clone(value_mapper=m)
+            ops.append(new)
+            for a, b in zip(op.results, new.results):
+                m[a] = b
+            return True
+        if isinstance(op, FragmentZeroOp):
+            new = nv.FillOp(0.0, self.vec_type(op, op.result.type))
+        elif isinstance(op, FragmentUnpackOp):
+            m[op.result] = get(op.source)
+            return True
+        elif isinstance(op, T.ElementwiseOp):
+            new = nv.MapOp(op.name.split(".", 1)[1], *[get(a) for a in op.args],
+                           result_type=self.vec_type(op, op.result.type))
+        elif isinstance(op, T.CmpOp):
+            new = nv.CmpOp(op.predicate.data, get(op.lhs), get(op.rhs))
+        elif isinstance(op, T.SelectOp):
+            new = nv.SelectOp(get(op.cond), get(op.lhs), get(op.rhs))
+        elif isinstance(op, T.ConvertOp):
+            new = nv.ConvertOp(get(op.source), self.vec_type(op, op.result.type))
+        elif isinstance(op, T.SplatOp):
+            new = nv.SplatOp(get(op.scalar), self.vec_type(op, op.result.type))
+        elif isinstance(op, T.ConstantOp):
+            new = nv.FillOp(op.value.value.data, self.vec_type(op, op.result.type))
+        elif isinstance(op, T.IotaOp):
+            return self._iota(ops, op)
+        elif isinstance(op, T.BroadcastOp):
+            return self._broadcast(ops, op)
+        elif isinstance(op, T.ReduceOp):
+            kind, n = self.kind(op, op.source.type)
+            if kind != "acc" or op.axis.data != 1:
+                raise refuse(op, f"tile.reduce along axis {op.axis.data} of a {kind} value: a consumer reduces "
+                                 f"{self.bm}xN tiles along their columns (axis 1)")
+            new = W.WgaccReduceRowsOp(op.kind.data, get(op.source), n)
+        elif isinstance(op, T.TransposeOp):
+            kind, _ = self.kind(op, op.source.type)
+            if kind != "rows":
+                raise refuse(op, f"tile.transpose of a {kind} value: a consumer transposes {self.bm}x1 row vectors "
+                                 "only (to store them as a row)")
+            m[op.result] = get(op.source)
+            self.kinds[op.result] = "rows_t"
+            return True
+        else:
+            return False
+        ops.append(new)
+        m[op.results[0]] = new.results[0]
+        return True
+
+    def _iota(self, ops: list, op: T.IotaOp) -> bool:
+        kind, n = self.kind(op, op.result.type)
+        axis = op.axis.data
+        if kind == "rows" and axis == 0:
+            idx = W.WgrowsIndexOp()
+            ops.append(idx)
+            value = self._add_rows(ops, idx.result, idx.result.type)
+        elif kind in ("acc", "cols") and (axis == 1 or kind == "acc"):
+            idx = W.WgaccIndexOp(axis, n)
+            ops.append(idx)
+            value = self._add_rows(ops, idx.result, idx.result.type) if axis == 0 else idx.result
+        else:  # a [BM, 1] iota along axis 1, or [1, n] along axis 0: all zeros
+            zero = nv.FillOp(0.0, self.vec_type(op, op.result.type, i32))
+            ops.append(zero)
+            value = zero.result
+        if type_name(op.result.type.element_type) != "i32":
+            conv = nv.ConvertOp(value, self.vec_type(op, op.result.type))
+            ops.append(conv)
+            value = conv.result
+        self.map[op.result] = value
+        return True
+
+    def _broadcast(self, ops: list, op: T.BroadcastOp) -> bool:
+        src, dst = self.kind(op, op.source.type), self.kind(op, op.result.type)
+        if src == dst or (src[0] == "cols" and dst[0] == "acc" and src[1] == dst[1]):
+            self.map[op.result] = self.get(op.source)
+            return True
+        if src[0] == "rows" and dst[0] == "acc":
+            new = W.WgrowsBroadcastOp(self.get(op.source), dst[1])
+            ops.append(new)
+            self.map[op.result] = new.result
+            return True
+        raise refuse(op, f"tile.broadcast of a {src[0]} value to a {dst[0]} one: a consumer broadcasts {self.bm}x1 "
+                         "row vectors and 1xN rows over its tile")
+
+    # -- memory -----------------------------------------------------------------------
+    def store(self, ops: list, op: Operation) -> None:
+        """A tile.store (or fragment_store) of a held value: D-layout windows or a transposed row vector."""
+        value = op.value
+        if self.kinds.get(value) == "rows_t" and op.offsets:
+            last = binop(ops, arith.AddiOp, self.get(op.offsets[-1]), self.row0(ops))
+            ops.append(W.WgrowsStoreOp(self.get(value), op.dest, [*(self.get(v) for v in op.offsets[:-1]), last]))
+            return
+        kind, n = self.kind(op, value.type)
+        offsets = [self.get(v) for v in op.offsets]
+        if kind == "acc" and len(offsets) >= 2:
+            *outer, row, col = offsets
+            at = binop(ops, arith.AddiOp, row, self.row0(ops))
+            ops.append(H.WgaccStoreOp(self.get(value), op.dest, at, col, n, outer=outer))
+            return
+        raise refuse(op, f"a store of a {kind} value: a consumer stores {self.bm}xN tiles and transposed "
+                         f"{self.bm}x1 row vectors")
+
+    def load(self, ops: list, op: T.LoadOp) -> None:
+        """A [BM, n] tile or [1, n] row (broadcast) of a 2-D memref, read into the D layout."""
+        kind, n = self.kind(op, op.result.type)
+        if kind not in ("acc", "cols") or len(op.offsets) != 2:
+            raise refuse(op, f"a load of a {kind} value from a rank-{len(op.offsets)} memref: a consumer loads "
+                             f"{self.bm}xN tiles and 1xN rows of 2-D memrefs")
+        r, c = (self.get(v) for v in op.offsets)
+        row = binop(ops, arith.AddiOp, r, self.row0(ops)) if kind == "acc" else r
+        new = H.WgaccLoadOp(op.source, row, c, n, broadcast_rows=kind == "cols", pad=op.padding.value.data)
+        ops.append(new)
+        self.map[op.result] = new.result
+
+
+def lower_all(regs: Regs, ops: list, todo: list[Operation]) -> None:
+    """Lower `todo` in order: register ops, loads and stores; refuse the rest."""
+    for op in todo:
+        if regs.lower(ops, op):
+            continue
+        if isinstance(op, T.LoadOp):
+            regs.load(ops, op)
+        elif isinstance(op, (T.StoreOp, FragmentStoreOp)):
+            regs.store(ops, op)
+        else:
+            raise refuse(op, f"{op.name} in a warp-specialised consumer: it runs elementwise ops, compares, selects, "
+                             "converts, row reductions, broadcasts, iotas, loads and stores on register tiles")
+

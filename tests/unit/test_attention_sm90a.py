@@ -1,0 +1,198 @@
+"""Flash attention on sm_90a through the general warp-specialised loop body (issue 15), without a GPU.
+
+The shipped tile program (kernels/flash_attention.py) compiles for sm_90a with two
+wgmmas per KV step (S = Q K^T from shared memory, O += P V with P from registers:
+the RS form), K and V on a TMA ring with their own barriers, Q loaded once per tile,
+and the online softmax on the consumers' registers in wgmma's D layout (row max and
+sum by quad shuffles). Checked here: NVRTC compiles it for d = 64 and 128, causal
+and not, with HGMMA and no local memory; shared memory holds exactly the staged
+tiles and their barriers (no score tile round trip); and the emitted C++ on the g++
+host emulator matches float64 on ragged, causal, GQA, S_q != S_k and decode shapes,
+on rows whose every key is masked (row max -inf, LSE -inf, O = 0), and on a loop
+whose accumulator starts non-zero. A wait that never completes is
+RUNTIME_LAUNCH_TIMEOUT on the emulator, within the limit set below.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tessera
+import tessera.runtime.host_emulator as EH
+from tessera.compiler.driver import default_pipeline, lower
+from tessera.dsl import kernel, tl
+from tessera.ir.diagnostics import TesseraError
+from tessera.kernels import flash_attention as FA
+from tessera.reference.oracles import error_bound, rel_error
+from tessera.target.nvidia.emit.cuda import emit_cuda
+from tessera.target.nvidia.toolchain.sass import count_instructions, disassemble, resource_usage
+
+T = tessera.tensor
+NP = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
+STAGES = 2
+LSE_TOL = 1e-4  # f32 row sums of f32 probabilities: only the order of the sums differs from float64
+
+
+@pytest.fixture(autouse=True)
+def _short_deadlock_limit(monkeypatch):
+    """A deadlock ends in 5 s (these kernels finish in about a second on the emulator)."""
+    monkeypatch.setattr(EH, "WAIT_LIMIT_S", 5)
+
+
+def _trace(D: int, causal: bool, BN: int, dtype: str = "bf16", kernel_fn=FA.flash_attention):
+    q, kv = T(("B", "H", "S", D), dtype), T(("B", "H_kv", "S_k", D), dtype)
+    return kernel_fn.trace(q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"), CAUSAL=causal,
+                           BLOCK_M=128, BLOCK_N=BN)
+
+
+def _lowered(traced):
+    module, _ = lower(traced, default_pipeline("sm_90a", stages=STAGES), "sm_90a")
+    return module
+
+
+@pytest.mark.parametrize("D", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_compiles_with_hgmma_and_no_local_memory(D, causal):
+    ck = tessera.compile(_trace(D, causal, 128), "sm_90a", stages=STAGES)
+    sass = disassemble(ck.cubin)
+    usage = next(iter(resource_usage(ck.cubin).values()))
+    assert usage.local_bytes == 0 and usage.stack_bytes == 0, usage
+    assert count_instructions(sass, "LDL") == 0 and count_instructions(sass, "STL") == 0
+    # QK^T: D/16 k16 steps; PV: BLOCK_N/16
+    assert count_instructions(sass, "HGMMA") == D // 16 + 128 // 16
+    assert count_instructions(sass, "UTMALDG") > 0 and count_instructions(sass, "SHFL") > 0
+
+
+@pytest.mark.parametrize("D", [64, 128])
+def test_softmax_stays_in_registers(D):
+    """The IR has the RS wgmma and register row reductions; shared memory is Q + the K/V ring + barriers."""
+    module = _lowered(_trace(D, True, 128))
+    names = [op.name for op in module.walk()]
+    assert names.count("nv.wgmma") == 1 and names.count("nv.wgmma_rs") == 1
+    assert "nv.wgacc_reduce_rows" in names and "nv.alloc_shared" not in names
+    kern = next(op for op in module.walk() if op.name == "func.func")
+    tile = 128 * D * 2
+    barriers = 16 * (1 + 2 * STAGES)  # a full and an empty mbarrier per slot: Q's one, K's and V's STAGES each
+    assert kern.attributes["nv.smem_bytes"].value.data == tile * (1 + 2 * STAGES) + barriers
+    assert kern.attributes["nv.num_threads"].value.data == 384  # a producer and two consumer warpgroups
+
+
+def _run(em, B, H, H_kv, S_q, S_k, D, dtype, causal, seed=0):
+    rng = np.random.default_rng(seed)
+    npd = NP[dtype]
+    q = rng.standard_normal((B, H, S_q, D)).astype(npd)
+    k = rng.standard_normal((B, H_kv, S_k, D)).astype(npd)
+    v = rng.standard_normal((B, H_kv, S_k, D)).astype(npd)
+    o = np.full((B, H, S_q, D), np.nan, npd)
+    lse = np.full((B, H, S_q), np.nan, np.float32)
+    scale = 1.0 / np.sqrt(D)
+    EH.run_on_host(em, [q, k, v, o, lse, scale], FA.grid(B, H, S_q, BLOCK_M=128))
+    f64 = lambda x: x.astype(np.float64)  # noqa: E731
+    return o, lse, (f64(q), f64(k), f64(v), scale)
+
+
+SHAPES = {  # (D, causal, BLOCK_N, B, H, H_kv, S_q, S_k, dtype): ragged everywhere, several tiles per CTA
+    "d64-ragged-gqa": (64, False, 64, 1, 2, 1, 130, 200, "bf16"),
+    "d64-causal-3tiles": (64, True, 64, 1, 2, 1, 300, 300, "bf16"),
+    "d128-causal-gqa-sq<sk": (128, True, 128, 1, 4, 2, 200, 333, "bf16"),
+    "d128-decode": (128, False, 128, 2, 2, 2, 1, 257, "bf16"),
+    "d64-causal-sk<sq": (64, True, 128, 1, 1, 1, 130, 77, "bf16"),
+    "d128-f16": (128, False, 64, 1, 2, 2, 129, 190, "f16"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_numerics_on_the_host_emulator(name):
+    D, causal, BN, B, H, H_kv, S_q, S_k, dtype = SHAPES[name]
+    em = emit_cuda(_lowered(_trace(D, causal, BN, dtype)))
+    o, lse, (q, k, v, scale) = _run(em, B, H, H_kv, S_q, S_k, D, dtype, causal)
+    ro, rl = FA.reference_attention(q, k, v, scale, causal)
+    assert rel_error(o, ro) <= error_bound(dtype), name
+    assert np.abs(lse - rl).max() <= LSE_TOL, name
+
+
+SHIFT = 5  # query i sees keys j <= i - SHIFT: rows 0..SHIFT-1 see none
+
+
+@kernel
+def shifted_causal_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=True):
+    """flash_attention with the diagonal moved down SHIFT rows, so the first rows have every key masked:
+    their running max stays -inf through every step (the m_safe path), and O = 0, LSE = -inf."""
+    H, D = Q.shape[1], Q.shape[3]
+    H_kv, S_k = K.shape[1], K.shape[2]
+    m0 = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    b, h = bh // H, bh % H
+    h_kv = h // (H // H_kv)
+    q = tl.load(Q, [b, h, m0, 0], (BLOCK_M, D))
+    m_i = tl.full((BLOCK_M, 1), FA.NEG_INF, tl.f32)
+    l_i = tl.zeros((BLOCK_M, 1), tl.f32)
+    acc = tl.zeros((BLOCK_M, D), tl.f32)
+    rows = m0 + tl.arange((BLOCK_M, 1), 0)
+    for n0 in tl.range(0, S_k, BLOCK_N):
+        k = tl.load(K, [b, h_kv, n0, 0], (BLOCK_N, D))
+        v = tl.load(V, [b, h_kv, n0, 0], (BLOCK_N, D))
+        s = tl.dot(q, k.T) * (scale * FA.LOG2E)
+        cols = n0 + tl.arange((1, BLOCK_N), 1)
+        s = tl.where((cols < S_k) & (cols + SHIFT <= rows), s, FA.NEG_INF)
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        m_safe = tl.where(m_new == FA.NEG_INF, 0.0, m_new)
+        p = tl.exp2(s - m_safe)
+        rescale = tl.exp2(m_i - m_safe)
+        l_i = l_i * rescale + tl.sum(p, 1)
+        acc = tl.dot(p.to(v.dtype), v, acc * rescale)
+        m_i = m_new
+    empty = l_i == 0.0
+    tl.store(O, [b, h, m0, 0], (acc / tl.where(empty, 1.0, l_i)).to(O.dtype))
+    lse = tl.where(empty, FA.NEG_INF, m_i * FA.LN2 + tl.log(tl.where(empty, 1.0, l_i)))
+    tl.store(LSE, [b, h, m0], lse.T)
+
+
+def test_fully_masked_rows_give_zero_and_minus_infinity():
+    D, S = 64, 150
+    em = emit_cuda(_lowered(_trace(D, True, 64, kernel_fn=shifted_causal_attention)))
+    o, lse, (q, k, v, scale) = _run(em, 1, 1, 1, S, S, D, "bf16", True, seed=3)
+    assert np.all(np.isneginf(lse[..., :SHIFT])) and np.all(o[..., :SHIFT, :].astype(np.float64) == 0.0)
+    scores = np.einsum("bhqd,bhkd->bhqk", q, k) * scale
+    i, j = np.arange(S)[:, None], np.arange(S)[None, :]
+    scores = np.where(j + SHIFT <= i, scores, -np.inf)[..., SHIFT:, :]
+    rl = np.log(np.exp(scores - scores.max(-1, keepdims=True)).sum(-1)) + scores.max(-1)
+    p = np.exp(scores - rl[..., None])
+    ro = np.einsum("bhqk,bhkd->bhqd", p, v)
+    assert rel_error(o[..., SHIFT:, :], ro) <= error_bound("bf16")
+    assert np.abs(lse[..., SHIFT:] - rl).max() <= LSE_TOL
+
+
+@kernel
+def gemm_from_accumulator(A, B, C0, C, *, BM=128, BN=128, BK=64):
+    """C = A @ B^T + C0 / 2: the K-loop's accumulator starts at a loaded, scaled tile, not at zero."""
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    acc = tl.load(C0, [m0, n0], (BM, BN)) * 0.5
+    for k in tl.range(0, A.shape[1], BK):
+        acc = tl.dot(tl.load(A, [m0, k], (BM, BK)), tl.load(B, [n0, k], (BN, BK)).T, acc)
+    tl.store(C, [m0, n0], acc)
+
+
+@pytest.mark.parametrize("BM,BN", [(128, 128), (64, 64)])
+def test_an_accumulator_that_starts_non_zero(BM, BN):
+    M, N, K = 200, 300, 333  # ragged in every dim; the last K step reads past K (TMA fills zeros)
+    tk = gemm_from_accumulator.trace(T(("M", "K"), "bf16"), T(("N", "K"), "bf16"), T(("M", "N"), "f32"),
+                                     T(("M", "N"), "f32"), BM=BM, BN=BN)
+    em = emit_cuda(_lowered(tk))
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    c0 = rng.standard_normal((M, N)).astype(np.float32)
+    c = np.full((M, N), np.nan, np.float32)
+    EH.run_on_host(em, [a, b, c0, c], (-(-M // BM), -(-N // BN)))
+    want = a.astype(np.float64) @ b.astype(np.float64).T + 0.5 * c0
+    assert rel_error(c, want) <= error_bound("f32")
+
+
+def test_general_body_refuses_knobs_it_does_not_take():
+    with pytest.raises(TesseraError) as err:
+        lower(_trace(64, False, 64), default_pipeline("sm_90a", stages=2, schedule="pingpong"), "sm_90a")
+    assert err.value.code.name == "NV_WGMMA_UNSUPPORTED" and "schedule=cooperative" in err.value.message
