@@ -25,13 +25,14 @@ from tessera.compiler.driver import default_pipeline, lower
 from tessera.dsl import kernel, tl
 from tessera.ir.diagnostics import TesseraError
 from tessera.kernels import flash_attention as FA
+from tessera.ops.configs import HOPPER_ATTENTION, HOPPER_ATTENTION_CONFIGS
 from tessera.reference.oracles import error_bound, rel_error
 from tessera.target.nvidia.emit.cuda import emit_cuda
 from tessera.target.nvidia.toolchain.sass import count_instructions, disassemble, resource_usage
 
 T = tessera.tensor
 NP = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
-STAGES = 2
+STAGES = HOPPER_ATTENTION.stages
 LSE_TOL = 1e-4  # f32 row sums of f32 probabilities: only the order of the sums differs from float64
 
 
@@ -41,10 +42,10 @@ def _short_deadlock_limit(monkeypatch):
     monkeypatch.setattr(EH, "WAIT_LIMIT_S", 5)
 
 
-def _trace(D: int, causal: bool, BN: int, dtype: str = "bf16", kernel_fn=FA.flash_attention):
+def _trace(D: int, causal: bool, BN: int, dtype: str = "bf16", kernel_fn=FA.flash_attention, BM: int = 128):
     q, kv = T(("B", "H", "S", D), dtype), T(("B", "H_kv", "S_k", D), dtype)
     return kernel_fn.trace(q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"), CAUSAL=causal,
-                           BLOCK_M=128, BLOCK_N=BN)
+                           BLOCK_M=BM, BLOCK_N=BN)
 
 
 def _lowered(traced):
@@ -52,16 +53,18 @@ def _lowered(traced):
     return module
 
 
+@pytest.mark.parametrize("cfg", HOPPER_ATTENTION_CONFIGS, ids=lambda c: f"{c.BLOCK_M}x{c.BLOCK_N}s{c.stages}")
 @pytest.mark.parametrize("D", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
-def test_compiles_with_hgmma_and_no_local_memory(D, causal):
-    ck = tessera.compile(_trace(D, causal, 128), "sm_90a", stages=STAGES)
+def test_compiles_with_hgmma_and_no_local_memory(cfg, D, causal):
+    """Every config ops.attention picks on sm_90."""
+    ck = tessera.compile(_trace(D, causal, cfg.BLOCK_N, BM=cfg.BLOCK_M), "sm_90a", stages=cfg.stages)
     sass = disassemble(ck.cubin)
     usage = next(iter(resource_usage(ck.cubin).values()))
     assert usage.local_bytes == 0 and usage.stack_bytes == 0, usage
     assert count_instructions(sass, "LDL") == 0 and count_instructions(sass, "STL") == 0
     # QK^T: D/16 k16 steps; PV: BLOCK_N/16
-    assert count_instructions(sass, "HGMMA") == D // 16 + 128 // 16
+    assert count_instructions(sass, "HGMMA") == D // 16 + cfg.BLOCK_N // 16
     assert count_instructions(sass, "UTMALDG") > 0 and count_instructions(sass, "SHFL") > 0
 
 
@@ -79,7 +82,7 @@ def test_softmax_stays_in_registers(D):
     assert kern.attributes["nv.num_threads"].value.data == 384  # a producer and two consumer warpgroups
 
 
-def _run(em, B, H, H_kv, S_q, S_k, D, dtype, causal, seed=0):
+def _run(em, B, H, H_kv, S_q, S_k, D, dtype, causal, seed=0, BM=128):
     rng = np.random.default_rng(seed)
     npd = NP[dtype]
     q = rng.standard_normal((B, H, S_q, D)).astype(npd)
@@ -88,7 +91,7 @@ def _run(em, B, H, H_kv, S_q, S_k, D, dtype, causal, seed=0):
     o = np.full((B, H, S_q, D), np.nan, npd)
     lse = np.full((B, H, S_q), np.nan, np.float32)
     scale = 1.0 / np.sqrt(D)
-    EH.run_on_host(em, [q, k, v, o, lse, scale], FA.grid(B, H, S_q, BLOCK_M=128))
+    EH.run_on_host(em, [q, k, v, o, lse, scale], FA.grid(B, H, S_q, BLOCK_M=BM))
     f64 = lambda x: x.astype(np.float64)  # noqa: E731
     return o, lse, (f64(q), f64(k), f64(v), scale)
 
@@ -100,14 +103,17 @@ SHAPES = {  # (D, causal, BLOCK_N, B, H, H_kv, S_q, S_k, dtype): ragged everywhe
     "d128-decode": (128, False, 128, 2, 2, 2, 1, 257, "bf16"),
     "d64-causal-sk<sq": (64, True, 128, 1, 1, 1, 130, 77, "bf16"),
     "d128-f16": (128, False, 64, 1, 2, 2, 129, 190, "f16"),
+    "bm64-d128-decode": (128, False, 128, 2, 3, 3, 12, 300, "bf16", 64),  # one consumer warpgroup
+    "bm64-d64-causal": (64, True, 128, 1, 2, 1, 150, 150, "bf16", 64),
 }
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_numerics_on_the_host_emulator(name):
-    D, causal, BN, B, H, H_kv, S_q, S_k, dtype = SHAPES[name]
-    em = emit_cuda(_lowered(_trace(D, causal, BN, dtype)))
-    o, lse, (q, k, v, scale) = _run(em, B, H, H_kv, S_q, S_k, D, dtype, causal)
+    D, causal, BN, B, H, H_kv, S_q, S_k, dtype, *bm = SHAPES[name]
+    BM = bm[0] if bm else 128
+    em = emit_cuda(_lowered(_trace(D, causal, BN, dtype, BM=BM)))
+    o, lse, (q, k, v, scale) = _run(em, B, H, H_kv, S_q, S_k, D, dtype, causal, BM=BM)
     ro, rl = FA.reference_attention(q, k, v, scale, causal)
     assert rel_error(o, ro) <= error_bound(dtype), name
     assert np.abs(lse - rl).max() <= LSE_TOL, name

@@ -201,7 +201,8 @@ B, H, S, DH = 1, 2, 64, 64
 def attn(stubbed, monkeypatch):
     """`stubbed`, with the attention ops' arch stubbed too; yields (launches, calls of the full path)."""
     from tessera.ops import _attention
-    monkeypatch.setattr(_attention, "device_arch", lambda device=0: "sm_90")
+    # sm_89: the mma.sync kernel (on sm_90 the sm_90a kernel's TMA maps need a driver; tests/gpu times that one)
+    monkeypatch.setattr(_attention, "device_arch", lambda device=0: "sm_89")
     full = []
     monkeypatch.setattr(_attention, "start", lambda *args: full.append(args[0]) or _common.start(*args))
     return stubbed, full

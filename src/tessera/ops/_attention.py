@@ -12,7 +12,8 @@ from tessera.kernels import flash_attention as FA
 from tessera.kernels import linear_attention as LA
 from tessera.ops._common import Checker, Plan, memref, plan_for, start
 from tessera.ops._warm import REALS, remember, run_warm, warm_key
-from tessera.ops.configs import HEAD_DIMS, attention_config, linear_attention_config
+from tessera.ops import _hopper as H
+from tessera.ops.configs import HEAD_DIMS, HOPPER_ATTENTION_CONFIGS, attention_config, linear_attention_config
 
 DTYPES = ("bf16", "f16", "f32")
 GRID_Y_LIMIT = 65535
@@ -72,16 +73,22 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
     o, O = ck.output("out", out, q, Q, (B, H, S_q, Dh), Q.dtype, inputs)
     lse_a, L = ck.output("lse", lse, q, Q, (B, H, S_q), "f32", inputs + (("out", o, O),))
 
-    cfg = attention_config(S_q, Dh)
     device = ck.device or 0
+    hopper = lane == "cuda" and _hopper_eligible(device, Q, Kv, V)
+    # Non-causal GQA on sm_90a: the `group` query heads of a kv head are one head of group * S_q rows (the same
+    # contiguous memory), so a program's K/V steps serve all of them (decode: 4 rows of 64, not 1 of 128 per load).
+    group = H // H_kv if hopper and not causal else 1
+    rows = S_q * group
+    cfg = attention_config(rows, Dh, hopper)
     key = ("attention", lane, device, Q.dtype, Dh, causal, cfg)
     plan = plan_for(key, lambda: _build_attention(lane, device, Q.dtype, Dh, causal, cfg))
     values = []
-    for x, xv in ((q, Q), (k, Kv), (v, V), (o, O), (lse_a, L)):
-        memref(values, x, xv)
+    q_rows, lse_rows = (B, H // group, rows, Dh), (B, H // group, rows)
+    for x, xv, shape in ((q, Q, q_rows), (k, Kv, None), (v, V, None), (o, O, q_rows), (lse_a, L, lse_rows)):
+        memref(values, x, xv, shape)
     values.append(scale_v)
     fargs = [q, k, v, o, lse_a, scale_v] if lane == "reference" else None
-    grid = (-(-S_q // cfg.BLOCK_M), B * H)  # FA.grid, inlined
+    grid = (-(-rows // cfg.BLOCK_M), B * H // group)  # FA.grid, inlined
     plan.run(grid, values, fargs, ck.launch_stream(stream), device)
     if warm is not None and lane == "cuda":  # in the order of `warm`'s addresses: q, k, v, out, lse
         remember(warm, plan, grid, device, values, (Q, Kv, V, O, L), ((0, 4), (1, 4), (2, 4), (3, 4), (4, 3)),
@@ -90,13 +97,21 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
     return o, lse_a
 
 
+def _hopper_eligible(device: int, Q, K, V) -> bool:
+    """The sm_90a kernel runs on an sm_90 device when TMA can read q, k and v (bf16/f16, rank 4, non-empty:
+    S_k = 0 runs the sm_90 kernel, which writes O = 0 and LSE = -inf with no key to load)."""
+    return (device_arch(device) == "sm_90" and Q.dtype in H.TMA_DTYPES
+            and all(H.tma_ok(x, 4) for x in (Q, K, V)))
+
+
 def _build_attention(lane, device, dtype, Dh, causal, cfg) -> Plan:
     T = tessera.tensor
     q, kv = T(("B", "H", "S", Dh), dtype), T(("B", "H_kv", "S_k", Dh), dtype)
     specs = (q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"))
     meta = {**cfg.meta(), "CAUSAL": causal}
+    arch = "sm_90a" if cfg in HOPPER_ATTENTION_CONFIGS else None
     return _plan("attention", FA.flash_attention, specs, meta, {**meta, "stages": cfg.stages}, lane, device,
-                 cfg.stages)
+                 cfg.stages, arch)
 
 
 def linear_attention(q, k, v, g=None, *, out=None, lane="auto", stream=None):
@@ -165,8 +180,8 @@ def _build_linear(lane, device, dtype, D_k, D_v, decay, cfg) -> Plan:
                  lane, device, cfg.stages)
 
 
-def _plan(op, kernel, specs, meta, config, lane, device, stages) -> Plan:
+def _plan(op, kernel, specs, meta, config, lane, device, stages, arch=None) -> Plan:
     if lane == "cuda":
-        compiled = compile_cached(kernel, specs, meta, arch=device_arch(device), stages=stages)
+        compiled = compile_cached(kernel, specs, meta, arch=arch or device_arch(device), stages=stages)
         return Plan(op, lane, compiled.traced, compiled, config)
     return Plan(op, lane, kernel.trace(*specs, **meta), None, config)

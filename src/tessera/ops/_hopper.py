@@ -125,13 +125,14 @@ def _cfg(BM: int, BN: int, stages: int, schedule: str, cluster: int = 1, splitk:
     return HopperConfig(BM, BN, 64, LaunchShape(stages=stages, schedule=schedule, cluster=cluster, splitk=splitk))
 
 
-def _tma_ok(v) -> bool:
-    """A device array TMA can read, by the runtime's own rules (tessera.runtime.tma.check): 2-D, non-empty,
-    contiguous rows, 16-byte row pitch and base. Anything else runs the sm_90 kernel instead of failing there."""
+def tma_ok(v, rank: int = 2) -> bool:
+    """A device array TMA can read, by the runtime's own rules (tessera.runtime.tma.check): of `rank` dims,
+    non-empty, contiguous rows, 16-byte pitches and base. Anything else runs the sm_90 kernel instead of
+    failing there."""
     from tessera.ir.diagnostics import TesseraError
     from tessera.runtime import tma
 
-    if v.ptr is None or v.strides is None or len(v.shape) != 2:
+    if v.ptr is None or v.strides is None or len(v.shape) != rank:
         return False
     try:
         tma.check("operand", v.dtype, v.shape, v.strides, (64, 128 // tma.ITEMSIZE[v.dtype]), 128, v.ptr)
@@ -144,7 +145,7 @@ def eligible(arch: str, A, B, ta: bool, tb: bool, Out=None) -> bool:
     """True when the sm_90a kernel can run this call (see the module docstring); the output may be written
     by TMA boxes too, so it must be one TMA can describe."""
     return (arch == "sm_90" and A.dtype in TMA_DTYPES and B.dtype == A.dtype
-            and _tma_ok(A) and _tma_ok(B) and (Out is None or _tma_ok(Out)))
+            and tma_ok(A) and tma_ok(B) and (Out is None or tma_ok(Out)))
 
 
 def default_config(M: int, N: int, K: int, reads_tiles: bool = False, layout: str = "NT") -> HopperConfig:

@@ -17,7 +17,8 @@ GEMM (`gemm_config(M, N, K)`), 128 threads (2 x 2 warps) per CTA:
   (128 x 128 x 32 with 3 stages needs 124 KiB of shared memory for 16-bit operands: sm_80 has 163 KiB,
   sm_90 227, but sm_86/sm_89 99, so there `gemm_config(..., arch=)` takes 64 x 128 x 32 with 3 stages
   (75 KiB) instead; f32 operands take 35 KiB and keep 128 x 128.)
-Attention (`attention_config(S_q, D)`): BLOCK_M = 64 query rows, BLOCK_N = 64
+Attention (`attention_config(S_q, D)`; on sm_90 with TMA-readable bf16/f16 q, k, v the sm_90a kernel with
+  BLOCK_M = 128 (64 for S_q <= 64), BLOCK_N = 128, 2 stages): BLOCK_M = 64 query rows, BLOCK_N = 64
   keys per step for every S_q (BLOCK_M = 128 spills 88 B to 1.4 KB of stack) (a short sequence wastes rows of one program,
   not launches or compiles); D (the head dim) must be 64 or 128.
 Linear attention (`linear_attention_config(D_k, D_v)`): CHUNK = 32 time steps;
@@ -67,6 +68,9 @@ class LinearAttentionConfig:
 
 _GEMM = {(bm, bn, st): GemmConfig(bm, bn, 32, st) for bm in (64, 128) for bn in (64, 128) for st in (1, 3)}
 _ATTENTION = AttentionConfig(64, 64)
+HOPPER_ATTENTION = AttentionConfig(128, 128, 2)
+HOPPER_ATTENTION_64 = AttentionConfig(64, 128, 2)  # decode: at most 64 query rows (heads packed) per program
+HOPPER_ATTENTION_CONFIGS = (HOPPER_ATTENTION, HOPPER_ATTENTION_64)
 _LINEAR = {None: LinearAttentionConfig(32, None), 32: LinearAttentionConfig(32, 32)}
 
 
@@ -83,8 +87,12 @@ def gemm_config(M: int, N: int, K: int, arch: str | None = None, dtype: str | No
     return _GEMM[(bm, bn, stages)]
 
 
-def attention_config(S_q: int, D: int) -> AttentionConfig:
-    """The flash-attention configuration (one for every S_q and D in HEAD_DIMS)."""
+def attention_config(S_q: int, D: int, hopper: bool = False) -> AttentionConfig:
+    """The flash-attention configuration (one for every S_q and D in HEAD_DIMS); `hopper`: the sm_90a
+    warp-specialised kernel's (a consumer warpgroup per 64 query rows, 128 keys per step, K/V ring of 2): two
+    warpgroups, or one when S_q <= 64 (decode; S_q counts the GQA heads ops.attention packs into rows)."""
+    if hopper:
+        return HOPPER_ATTENTION_64 if S_q <= 64 else HOPPER_ATTENTION
     return _ATTENTION
 
 

@@ -1,0 +1,183 @@
+"""Issue 15 on the H200: tessera.ops.attention (the sm_90a kernel) beside torch SDPA's cuDNN and flash backends.
+
+    run(command="bash benchmarks/attention_run.sh", carry=[".whl"])   # or, on the device:
+    python benchmarks/bench_hopper_attention.py --out FILE [--quick]
+
+bf16, the issue's configurations, B*H*S chosen to fill the GPU. Each row: the numerics of O and LSE against
+float64 on a sample of rows (the first and last query block and random rows, of the first and last head of
+batch 0, against every key), then the median of CUDA-event timings with the L2 flushed (triton.testing.do_bench)
+for ours, cuDNN and flash in one process. TFLOP/s count 4*B*H*S_q*S_k*D (halved for causal); decode rows also
+give K/V bytes read per second. `ratio` = ours / cuDNN (where cuDNN refuses a configuration, the faster backend
+that takes it, named in `peer`). Also the warm host time of ops.attention and of SDPA on tiny tensors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import traceback
+
+import torch
+import triton
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+from tessera import ops
+
+CONFIGS = [  # (B, H, H_kv, S_q, S_k, D, causal)
+    (16, 16, 16, 1024, 1024, 128, False),
+    (4, 16, 16, 4096, 4096, 128, False),
+    (1, 16, 16, 16384, 16384, 128, False),
+    (8, 16, 16, 2048, 2048, 128, True),
+    (4, 16, 16, 4096, 4096, 128, True),
+    (1, 16, 16, 16384, 16384, 128, True),
+    (4, 32, 32, 4096, 4096, 64, False),
+    (2, 32, 32, 8192, 8192, 64, False),
+    (2, 32, 8, 4096, 4096, 128, False),
+    (16, 32, 8, 1, 8192, 128, False),
+]
+QUICK = [CONFIGS[1], CONFIGS[4], CONFIGS[8]]
+O_TOL, LSE_TOL = 1e-2, 1e-3  # bf16 output: relative Frobenius error; LSE (f32): max absolute error
+
+
+def name(cfg) -> str:
+    B, H, H_kv, S_q, S_k, D, causal = cfg
+    gqa = f" gqa {H}:{H_kv}" if H_kv != H else ""
+    return f"B{B} H{H}{gqa} Sq{S_q} Sk{S_k} d{D}{' causal' if causal else ''}"
+
+
+def reference(q, k, v, causal, heads, rows):
+    """float64 O and LSE of q[0, heads][:, rows] against every key (top-left causal, as SDPA's is_causal)."""
+    H, H_kv = q.shape[1], k.shape[1]
+    kv = [h // (H // H_kv) for h in heads]
+    qs = q[0, heads][:, rows].double()
+    ks, vs = k[0, kv].double(), v[0, kv].double()
+    s = qs @ ks.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s.masked_fill(torch.arange(k.shape[2], device=q.device)[None, :] > rows[:, None], float("-inf"))
+    lse = torch.logsumexp(s, -1)
+    return torch.softmax(s, -1) @ vs, lse
+
+
+def peer(kind, q, k, v, causal, gqa):
+    def run():
+        with sdpa_kernel(kind):
+            return sdpa(q, k, v, is_causal=causal, enable_gqa=gqa)
+    return run
+
+
+def bench(fn) -> float:
+    return float(triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median"))
+
+
+def row(cfg) -> dict:
+    B, H, H_kv, S_q, S_k, D, causal = cfg
+    g = torch.Generator(device="cuda").manual_seed(S_q * 7 + S_k + D)
+    q = torch.randn(B, H, S_q, D, device="cuda", generator=g).bfloat16()
+    k = torch.randn(B, H_kv, S_k, D, device="cuda", generator=g).bfloat16()
+    v = torch.randn(B, H_kv, S_k, D, device="cuda", generator=g).bfloat16()
+    o, lse = torch.empty_like(q), torch.empty(B, H, S_q, device="cuda")
+    ours = lambda: ops.attention(q, k, v, causal=causal, out=o, lse=lse)  # noqa: E731
+    out = {"config": name(cfg), "shape": dict(zip(("B", "H", "H_kv", "S_q", "S_k", "D", "causal"), cfg))}
+    flops = 4.0 * B * H * S_q * S_k * D / (2 if causal and S_q == S_k else 1)
+    try:
+        ours()
+        torch.cuda.synchronize()
+        rec = ops.last_run()
+        out["artifact"] = {"arch": rec.arch, "hash": rec.artifact_hash, "config": str(rec.config), "block": rec.block}
+        heads = sorted({0, H - 1})
+        picked = torch.unique(torch.cat([torch.arange(min(128, S_q)), torch.arange(max(0, S_q - 128), S_q),
+                                         torch.randint(0, S_q, (128,), generator=torch.Generator().manual_seed(1))]))
+        rows = picked.to("cuda")
+        ro, rl = reference(q, k, v, causal, heads, rows)
+        got_o = o[0, heads][:, rows].double()
+        out["o_rel_err"] = float((got_o - ro).norm() / ro.norm())
+        out["lse_max_err"] = float((lse[0, heads][:, rows].double() - rl).abs().max())
+        out["correct"] = out["o_rel_err"] <= O_TOL and out["lse_max_err"] <= LSE_TOL
+        out["ours_ms"] = bench(ours)
+        out["ours_tflops"] = round(flops / out["ours_ms"] / 1e9, 1)
+    except Exception as err:  # noqa: BLE001 - a failing row is recorded, the others still run
+        out["error"] = f"{type(err).__name__}: {err}"[:600]
+        out["trace_tail"] = traceback.format_exc().splitlines()[-4:]
+    for key, kind in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+        try:
+            fn = peer(kind, q, k, v, causal, H_kv != H)
+            fn()
+            torch.cuda.synchronize()
+            out[f"{key}_ms"] = bench(fn)
+            out[f"{key}_tflops"] = round(flops / out[f"{key}_ms"] / 1e9, 1)
+        except Exception as err:  # noqa: BLE001
+            out[f"{key}_error"] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:300]
+    peers = {k: out[f"{k}_tflops"] for k in ("cudnn", "flash") if f"{k}_tflops" in out}
+    out["peer"] = "cudnn" if "cudnn" in peers else max(peers, key=peers.get) if peers else None
+    if out["peer"] and "ours_tflops" in out:
+        out["cudnn_tflops"] = out.get("cudnn_tflops", peers[out["peer"]])
+        out["ratio"] = round(out["ours_tflops"] / peers[out["peer"]], 3)
+    if S_q <= 16 and "ours_ms" in out:
+        kv_bytes = 2 * B * H_kv * S_k * D * 2
+        out["ours_kv_tb_s"] = round(kv_bytes / out["ours_ms"] / 1e9, 2)
+        if "cudnn_ms" in out:
+            out["cudnn_kv_tb_s"] = round(kv_bytes / out["cudnn_ms"] / 1e9, 2)
+    return out
+
+
+def host_us(fn, calls=2000) -> float:
+    for _ in range(50):
+        fn()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t) / calls * 1e6)
+        torch.cuda.synchronize()
+    return round(best, 2)
+
+
+def host_times() -> dict:
+    q, k, v = (torch.randn(1, 2, 128, 128, device="cuda").bfloat16() for _ in range(3))
+    o, lse = torch.empty_like(q), torch.empty(1, 2, 128, device="cuda")
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        cud = host_us(lambda: sdpa(q, k, v))
+    return {"ops_attention_us": host_us(lambda: ops.attention(q, k, v, out=o, lse=lse)), "sdpa_cudnn_us": cud}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", default=None)
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--variant", default=None, help="BLOCK_M,BLOCK_N,stages of the 128-row sm_90a config, for an "
+                   "A/B run (not a shipped config: its rows are notes, not results)")
+    a = p.parse_args(argv)
+    if a.variant:
+        from tessera.ops import _attention, configs
+
+        cfg = configs.AttentionConfig(*map(int, a.variant.split(",")))
+        configs.HOPPER_ATTENTION = cfg
+        _attention.HOPPER_ATTENTION_CONFIGS = configs.HOPPER_ATTENTION_CONFIGS = (cfg, configs.HOPPER_ATTENTION_64)
+    rows = []
+    for cfg in QUICK if a.quick else CONFIGS:
+        r = row(cfg)
+        rows.append(r)
+        print(json.dumps(r), flush=True)
+        torch.cuda.empty_cache()
+    ratios = [r["ratio"] for r in rows if "ratio" in r]
+    doc = {"command": "python benchmarks/bench_hopper_attention.py" + (" --quick" if a.quick else "")
+           + (f" --variant {a.variant}" if a.variant else ""),
+           "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+           "cudnn": torch.backends.cudnn.version(), "rows": rows,
+           "geomean_ratio": round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 3) if ratios else None,
+           "host": host_times()}
+    print(json.dumps({k: doc[k] for k in ("geomean_ratio", "host")}))
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(doc, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
