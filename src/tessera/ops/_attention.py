@@ -109,9 +109,10 @@ def _build_attention(lane, device, dtype, Dh, causal, cfg) -> Plan:
     q, kv = T(("B", "H", "S", Dh), dtype), T(("B", "H_kv", "S_k", Dh), dtype)
     specs = (q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"))
     meta = {**cfg.meta(), "CAUSAL": causal}
-    arch = "sm_90a" if cfg in HOPPER_ATTENTION_CONFIGS else None
-    return _plan("attention", FA.flash_attention, specs, meta, {**meta, "stages": cfg.stages}, lane, device,
-                 cfg.stages, arch)
+    hopper = cfg in HOPPER_ATTENTION_CONFIGS
+    knobs = {"stages": cfg.stages, **({"schedule": cfg.schedule} if hopper and cfg.schedule else {})}
+    return _plan("attention", FA.flash_attention, specs, meta, {**meta, **knobs}, lane, device, knobs,
+                 "sm_90a" if hopper else None)
 
 
 def linear_attention(q, k, v, g=None, *, out=None, lane="auto", stream=None):
@@ -177,11 +178,11 @@ def _build_linear(lane, device, dtype, D_k, D_v, decay, cfg) -> Plan:
     specs = (qk, qk, v, v, T((1, "H"), "f32") if decay else None)
     meta = cfg.meta()
     return _plan("linear_attention", LA.linear_attention, specs, meta, {**meta, "stages": cfg.stages, "decay": decay},
-                 lane, device, cfg.stages)
+                 lane, device, {"stages": cfg.stages})
 
 
-def _plan(op, kernel, specs, meta, config, lane, device, stages, arch=None) -> Plan:
+def _plan(op, kernel, specs, meta, config, lane, device, knobs: dict, arch=None) -> Plan:
     if lane == "cuda":
-        compiled = compile_cached(kernel, specs, meta, arch=arch or device_arch(device), stages=stages)
+        compiled = compile_cached(kernel, specs, meta, arch=arch or device_arch(device), **knobs)
         return Plan(op, lane, compiled.traced, compiled, config)
     return Plan(op, lane, kernel.trace(*specs, **meta), None, config)

@@ -51,6 +51,7 @@ class AttentionConfig:
     BLOCK_M: int
     BLOCK_N: int
     stages: int = 1
+    schedule: str | None = None  # sm_90a only: "cooperative" or "pingpong" (the consumers' mmas take turns)
 
     def meta(self) -> dict:
         return {"BLOCK_M": self.BLOCK_M, "BLOCK_N": self.BLOCK_N}

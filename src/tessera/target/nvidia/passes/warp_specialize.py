@@ -184,7 +184,7 @@ class WarpSpecialize(ModulePass):
                                  self.store, self.splitk, self.multicast, bool(self.streamk))
                 else:
                     self._check_body_options(mmas[0])
-                    lower_body_kernel(kernel, mmas, self.stages, self.group_m)
+                    lower_body_kernel(kernel, mmas, self.stages, self.group_m, self.schedule == "pingpong")
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location
@@ -192,8 +192,8 @@ class WarpSpecialize(ModulePass):
                 raise wrap_unexpected(err, D.NV_WGMMA_UNSUPPORTED, op=kernel) from err
 
     def _check_body_options(self, at) -> None:
-        """The general loop body runs cooperative, one CTA per cluster, no K decomposition (yet)."""
-        for name, value, default in (("schedule", self.schedule, "cooperative"), ("cluster", self.cluster, 1),
+        """The general loop body runs cooperative or ping-pong, one CTA per cluster, no K decomposition (yet)."""
+        for name, value, default in (("cluster", self.cluster, 1),
                                      ("splitk", self.splitk, 1), ("streamk", self.streamk, 0)):
             if value != default:
                 raise refuse(at, f"warp-specialize {name}={value} with a loop body of several wgmmas (or operands "
@@ -223,8 +223,8 @@ def _gemm_shaped(kernel: func.FuncOp, mmas: list) -> bool:
     return True
 
 
-def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int) -> None:
-    builder = lower_body(kernel, mmas, stages, group_m)
+def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int, pingpong: bool = False) -> None:
+    builder = lower_body(kernel, mmas, stages, group_m, pingpong)
     new_ops = builder.body()
     block = kernel.body.block
     ret = block.last_op

@@ -16,8 +16,9 @@ tile values (row max, row sum). Everything else in the kernel is lowered on a co
 per tile, the fixed operands' TMA (after the consumers freed the slot) and, per loop step, each ring
 operand's; each consumer warpgroup owns 64 rows of the tile, waits on an operand's full barrier where the
 program waited for its copy, runs each mma as wgmma and frees a ring slot once the last mma that reads it is
-done. This first version waits for each wgmma group before going on (no overlap of softmax with the next
-wgmma, no ping-pong): see NOTES for what is next.
+done. Each wgmma is waited for before the consumer goes on (no overlap of softmax with the next wgmma
+inside a warpgroup); with schedule=pingpong the two consumers' mmas take strict turns, so one's softmax runs
+under the other's wgmma. See NOTES for what is next.
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ class Body:
     bm: int
     dtype: object
     swizzle: int = 0
+    turn: int = -1  # ping-pong: the two consumers' turn mbarriers (-1: none)
 
     @property
     def consumers(self) -> int:
@@ -196,8 +198,9 @@ def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
     return body
 
 
-def _plan_smem(body: Body, at: Operation, stages: int = 1) -> int:
-    """Give each staged tile its slots and barriers; the total bytes. One swizzle for all (the narrowest)."""
+def _plan_smem(body: Body, at: Operation, stages: int = 1, pingpong: bool = False) -> int:
+    """Give each staged tile its slots and barriers (and ping-pong's two turn barriers); the total bytes. One
+    swizzle for all (the narrowest)."""
     widths = []
     for st in body.staged:
         sw = _swizzle(st.cols * ELEM_BYTES)
@@ -214,21 +217,27 @@ def _plan_smem(body: Body, at: Operation, stages: int = 1) -> int:
         count = stages if st.ring else 1
         st.full, st.empty = offset, offset + 8 * count
         offset += 16 * count
-    return offset
+    body.turn = offset if pingpong else -1
+    return offset + (16 if pingpong else 0)
 
 
 class BodyBuilder(Builder):
     """The persistent producer / consumer kernel of a matched loop body (see the module docstring)."""
 
-    def __init__(self, body: Body, stages: int, group_m: int):
+    def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False):
         self.body_ = body
         self.stages = stages
-        self.total = _plan_smem(body, body.mmas[0].op, stages)
+        if pingpong and body.consumers != 2:
+            raise refuse(body.mmas[0].op, f"schedule=pingpong alternates two consumer warpgroups; a {body.bm}-row "
+                                          f"tile has {body.consumers}", "use BLOCK_M = 128, or schedule=cooperative")
+        self.total = _plan_smem(body, body.mmas[0].op, stages, pingpong)
         if self.total > SMEM_LIMIT[(9, 0)]:
             raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of the loop's staged tiles need {self.total} "
                                                      f"bytes of shared memory; sm_90a has {SMEM_LIMIT[(9, 0)]}",
                                  op=body.mmas[0].op, hint="use fewer stages or smaller blocks")
-        self.cluster, self.splitk, self.streamk, self.pingpong = 1, 1, False, False
+        self.cluster, self.splitk, self.streamk = 1, 1, False
+        self.pingpong = False  # Builder's ping-pong gives each consumer its own tiles; here they share each tile
+        self.turns = pingpong  # and take turns at the tensor cores, one mma each (see _mma)
         self.grid_axes = 1 + max([op.axis.data for op in body.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
         self.units = Units(body, group_m, 1, 1, 0, False)
@@ -244,6 +253,8 @@ class BodyBuilder(Builder):
         for st in bd.fixed + bd.ring:
             count = self.stages if st.ring else 1
             ops += [H.MbarrierInitOp(st.full, count, 1), H.MbarrierInitOp(st.empty, count, self.consumers)]
+        if self.turns:
+            ops.append(H.MbarrierInitOp(bd.turn, 2, 1))
         tid = H.ThreadIdOp()
         ops.append(tid)
         wg = binop(ops, arith.DivSIOp, tid.result, 128)
@@ -367,7 +378,7 @@ class BodyBuilder(Builder):
             if isinstance(op, FragmentPackOp) and op.source.owner in staged:
                 continue
             if isinstance(op, FragmentMmaOp):
-                self._mma(regs, inner, mmas[op], stage, consumer)
+                self._mma(regs, inner, mmas[op], stage, consumer, step_it)
                 continue
             if isinstance(op, scf.YieldOp):
                 inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1),
@@ -397,8 +408,15 @@ class BodyBuilder(Builder):
             return
         lower_all(regs, ops, [op])
 
-    def _mma(self, regs: Regs, ops: list, mm: Mma, stage: SSAValue, consumer: SSAValue) -> None:
+    def _mma(self, regs: Regs, ops: list, mm: Mma, stage: SSAValue, consumer: SSAValue, step_it: SSAValue) -> None:
+        """One mma as wgmma, waited for. Ping-pong: the consumers' mmas alternate strictly (A's p-th, B's p-th,
+        A's (p+1)-th, ...), so one warpgroup's softmax runs while the other's wgmma has the tensor cores;
+        consumer c's p-th mma waits for turn phase p + 1 - c and then hands the turn to its partner."""
         bd = self.body_
+        if self.turns:
+            p = binop(ops, arith.AddiOp, binop(ops, arith.MuliOp, step_it, len(bd.mmas)), bd.mmas.index(mm))
+            parity = binop(ops, arith.RemSIOp, binop(ops, arith.SubiOp, binop(ops, arith.AddiOp, p, 1), consumer), 2)
+            ops.append(H.MbarrierWaitOp(consumer, parity, bd.turn))
         acc = regs.get(mm.op.acc)
         b = mm.b
         b_stage = self._slot_bytes(b) if b.ring else 0
@@ -418,6 +436,8 @@ class BodyBuilder(Builder):
         done = H.WgmmaWaitOp(wg.result, 0)
         ops += [wg, done]
         regs.map[mm.op.result] = done.result
+        if self.turns:
+            ops.append(H.MbarrierArriveOp(binop(ops, arith.SubiOp, index_const(ops, 1), consumer), bd.turn))
         for st in mm.last_reader_of:
             ops.append(H.MbarrierArriveOp(stage, st.empty))
 
@@ -428,6 +448,7 @@ def _is_zero(v: SSAValue) -> bool:
         owner.value.value.data == 0
 
 
-def lower_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp], stages: int, group_m: int) -> BodyBuilder:
+def lower_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp], stages: int, group_m: int,
+               pingpong: bool = False) -> BodyBuilder:
     body = match_body(kernel, mmas)
-    return BodyBuilder(body, stages, group_m)
+    return BodyBuilder(body, stages, group_m, pingpong)
