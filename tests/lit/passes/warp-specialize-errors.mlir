@@ -4,10 +4,8 @@
 // (lit reads "UNSUPPORTED" and a colon as its own directive, hence NV_WGMMA_UNSUPPORTED{{:}} in CHECK lines.)
 // RUN: tessera-opt %s --split-input-file --verify-diagnostics -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4}'
 // RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4}' 2>&1 | FileCheck %s
-// CHECK: warp-specialize-errors.mlir:[[# @LINE + 53]]:3: error: NV_WGMMA_UNSUPPORTED{{:}} BN=40: an MN-major b tile is read in rows of 32, 64 or 128 bytes, so it must be a multiple of 16 elements wide
+// CHECK: warp-specialize-errors.mlir:[[# @LINE + 51]]:3: error: NV_WGMMA_UNSUPPORTED{{:}} BN=40: an MN-major b tile is read in rows of 32, 64 or 128 bytes, so it must be a multiple of 16 elements wide
 // CHECK-NEXT: hint: use a multiple of 64 for BN (128-byte rows), or store B K-major
-// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} the accumulator must start at zero (tl.zeros); an incoming accumulator is not supported by this lowering
-// CHECK-NEXT: hint: write the kernel as one K-loop of tile.load + tile.dot followed by an elementwise epilogue, or target sm_90
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.reduce on a 128x1 tile: the wgmma epilogue holds 128x256 tiles and 1x256 rows
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.transpose in the epilogue of a wgmma kernel: the register epilogue takes elementwise ops, converts, splats, constants, [1, N] broadcasts, loads and stores
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320: this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)
@@ -64,30 +62,6 @@ func.func @b_not_transposed(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memr
     scf.yield %d : !tile.tile<128x40xf32>
   }
   tile.store %acc, %C[%m0, %n0] : !tile.tile<128x40xf32> -> memref<?x?xf32>
-  func.return
-}
-
-// -----
-
-// C += A @ B: the accumulator starts from C, not from zero.
-func.func @acc_from_c(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>, %K: index) {
-  %pm = tile.program_id 0
-  %pn = tile.program_id 1
-  %c0 = arith.constant 0 : index
-  %c64 = arith.constant 64 : index
-  %c128 = arith.constant 128 : index
-  %m0 = arith.muli %pm, %c128 : index
-  %n0 = arith.muli %pn, %c128 : index
-  %init = tile.load %C[%m0, %n0] pad 0.0 : memref<?x?xf32> -> !tile.tile<128x128xf32>
-  // expected-error@+1 {{the accumulator must start at zero}}
-  %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<128x128xf32>) {
-    %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
-    %bt = tile.load %B[%n0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
-    %b = tile.transpose %bt : !tile.tile<128x64xbf16> -> !tile.tile<64x128xbf16>
-    %d = tile.mma %a, %b, %c : !tile.tile<128x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<128x128xf32>
-    scf.yield %d : !tile.tile<128x128xf32>
-  }
-  tile.store %acc, %C[%m0, %n0] : !tile.tile<128x128xf32> -> memref<?x?xf32>
   func.return
 }
 

@@ -173,9 +173,19 @@ static __device__ __forceinline__ tsr_u32 tsr_f32_f16(float x) {
   return h;
 }
 #endif""",
-    "minmax": """// max/min that propagate NaN (numpy's maximum/minimum).
+    "minmax": """// max/min that propagate NaN (numpy's maximum/minimum): one max.NaN/min.NaN (FMNMX, sm_80+) on the device
+// rather than a compare and a select (a softmax row max runs one per score).
+#ifndef TESSERA_HOST_EMULATION
+static __device__ __forceinline__ float tsr_fmax(float a, float b) {
+  float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+}
+static __device__ __forceinline__ float tsr_fmin(float a, float b) {
+  float r; asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+}
+#else
 static __device__ __forceinline__ float tsr_fmax(float a, float b) { return (a != a || a > b) ? a : b; }
 static __device__ __forceinline__ float tsr_fmin(float a, float b) { return (a != a || a < b) ? a : b; }
+#endif
 static __device__ __forceinline__ double tsr_dmax(double a, double b) { return (a != a || a > b) ? a : b; }
 static __device__ __forceinline__ double tsr_dmin(double a, double b) { return (a != a || a < b) ? a : b; }""",
     "intdiv": """static __device__ __forceinline__ long long tsr_floordiv(long long a, long long b) {
