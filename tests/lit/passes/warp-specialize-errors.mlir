@@ -15,17 +15,17 @@
 // BM=320 on five warpgroups of 64 rows (warps=5,1): the consumer count is refused (the other kernels do not split
 // over five warpgroups and fail in tile-to-fragments).
 // RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a warps=5,1},warp-specialize{arch=sm_90a}' 2>&1 | FileCheck %s --check-prefix=BM320
-// BM320: warp-specialize-errors.mlir:[[# @LINE + 139]]:3: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320: this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)
+// BM320: warp-specialize-errors.mlir:[[# @LINE + 115]]:3: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320: this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)
 //
 // Shared memory: the last kernel (BM=128 BN=256 BK=64: 48 KiB a stage) lowers with 4 stages (the first RUN) but 8
 // need 384 KiB, and an sm_90a CTA has 227 KiB.
 // RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=8}' 2>&1 | FileCheck %s --check-prefix=SMEM
-// SMEM: warp-specialize-errors.mlir:[[# @LINE + 182]]:3: error: NV_SMEM_OVERFLOW: 8 stages of A 128x64 and B 256x64 need 393344 bytes of shared memory; sm_90a has 232448
+// SMEM: warp-specialize-errors.mlir:[[# @LINE + 158]]:3: error: NV_SMEM_OVERFLOW: 8 stages of A 128x64 and B 256x64 need 393344 bytes of shared memory; sm_90a has 232448
 // SMEM-NEXT: hint: use fewer stages or a smaller BK
 //
 // wgmma fragments (made for sm_90a) and warp-specialize for sm_90: the arch is checked before anything else.
 // RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90}' 2>&1 | FileCheck %s --check-prefix=ARCH
-// ARCH: warp-specialize-errors.mlir:[[# @LINE + 177]]:3: error: NV_ARCH_UNSUPPORTED{{:}} tile.fragment_mma on wgmma fragments needs sm_90a exactly; the target is sm_90
+// ARCH: warp-specialize-errors.mlir:[[# @LINE + 153]]:3: error: NV_ARCH_UNSUPPORTED{{:}} tile.fragment_mma on wgmma fragments needs sm_90a exactly; the target is sm_90
 // ARCH-NEXT: hint: run tile-to-fragments with the same arch (mma_sync on sm_80..sm_90)
 //
 // Options: arch is required, stages is 1..8, group_m 1..64, unknown options are errors.
