@@ -87,16 +87,7 @@ def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: 
                  multicast: str = "b", streamk: bool = False) -> None:
     kl = match(kernel, mma)
     builder = Builder(kl, stages, group_m, schedule, cluster, store, splitk, multicast, streamk)
-    new_ops = builder.body()
-    block = kernel.body.block
-    ret = block.last_op
-    for op in reversed([op for op in block.ops if op is not ret]):  # users before what they use
-        op.detach()
-        op.drop_all_references()
-    block.insert_ops_before(new_ops, ret)
-    kernel.attributes["nv.num_threads"] = IntegerAttr(128 * (1 + kl.consumers), i64)
-    kernel.attributes["nv.smem_bytes"] = IntegerAttr(builder.lay.total, i64)
-    kernel.attributes["nv.arch"] = StringAttr("sm_90a")
+    _replace_body(kernel, builder.body(), kl.consumers, builder.lay.total)
     if cluster > 1:
         kernel.attributes["nv.cluster"] = IntegerAttr(cluster, i64)
         if builder.pair_axis:  # the runtime counts the cluster's tiles along this logical-grid axis
@@ -225,13 +216,17 @@ def _gemm_shaped(kernel: func.FuncOp, mmas: list) -> bool:
 
 def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int, pingpong: bool = False) -> None:
     builder = lower_body(kernel, mmas, stages, group_m, pingpong)
-    new_ops = builder.body()
+    _replace_body(kernel, builder.body(), builder.consumers, builder.total)
+
+
+def _replace_body(kernel: func.FuncOp, new_ops: list, consumers: int, smem_bytes: int) -> None:
+    """The kernel's ops (all but the return) become `new_ops`: a producer and `consumers` warpgroups."""
     block = kernel.body.block
     ret = block.last_op
     for op in reversed([op for op in block.ops if op is not ret]):  # users before what they use
         op.detach()
         op.drop_all_references()
     block.insert_ops_before(new_ops, ret)
-    kernel.attributes["nv.num_threads"] = IntegerAttr(128 * (1 + builder.consumers), i64)
-    kernel.attributes["nv.smem_bytes"] = IntegerAttr(builder.total, i64)
+    kernel.attributes["nv.num_threads"] = IntegerAttr(128 * (1 + consumers), i64)
+    kernel.attributes["nv.smem_bytes"] = IntegerAttr(smem_bytes, i64)
     kernel.attributes["nv.arch"] = StringAttr("sm_90a")

@@ -37,7 +37,7 @@ from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import wgreg_ops as W
 from tessera.target.nvidia.ir.types import SMEM_LIMIT
 from tessera.target.nvidia.passes.wgmma_kloop import MAJOR, WG_ROWS, binop, index_const, is_scalar, refuse
-from tessera.target.nvidia.passes.ws_builder import LOCAL_TILE, REGS, Builder
+from tessera.target.nvidia.passes.ws_builder import LOCAL_TILE, REGS, Builder, ring_slot
 from tessera.target.nvidia.passes.ws_layout import _swizzle
 from tessera.target.nvidia.passes.ws_regs import Regs, lower_all
 from tessera.target.nvidia.passes.ws_units import Units
@@ -326,8 +326,7 @@ class BodyBuilder(Builder):
         for op in loop.body.block.ops:
             if is_scalar(op):
                 inner.append(op.clone(value_mapper=body_map))
-        stage = binop(inner, arith.RemSIOp, step_it, self.stages)
-        phase = binop(inner, arith.RemSIOp, binop(inner, arith.DivSIOp, step_it, self.stages), 2)
+        stage, phase = ring_slot(inner, step_it, self.stages)
         free = binop(inner, arith.SubiOp, index_const(inner, 1), phase)
         for st in bd.ring:
             inner += [H.MbarrierWaitOp(stage, free, st.empty), H.MbarrierExpectTxOp(stage, st.full, st.slot_bytes)]
@@ -363,8 +362,7 @@ class BodyBuilder(Builder):
         for old, new in zip(loop.body.block.args[1:], block.args[2:]):
             regs.map[old] = new
         inner: list[Operation] = []
-        stage = binop(inner, arith.RemSIOp, step_it, self.stages)
-        phase = binop(inner, arith.RemSIOp, binop(inner, arith.DivSIOp, step_it, self.stages), 2)
+        stage, phase = ring_slot(inner, step_it, self.stages)
         copies = {st.copy.token: st for st in bd.ring}
         mmas = {m.op: m for m in bd.mmas}
         for op in loop.body.block.ops:

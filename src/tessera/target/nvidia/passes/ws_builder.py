@@ -175,8 +175,7 @@ class Builder:
         for op in loop.body.block.ops:
             if is_scalar(op):
                 inner.append(op.clone(value_mapper=body_map))
-        stage = binop(inner, arith.RemSIOp, step_it, lay.stages)
-        phase = binop(inner, arith.RemSIOp, binop(inner, arith.DivSIOp, step_it, lay.stages), 2)
+        stage, phase = ring_slot(inner, step_it, lay.stages)
         if role == "producer":
             free = binop(inner, arith.SubiOp, index_const(inner, 1), phase)
             inner.append(H.MbarrierWaitOp(stage, free, lay.empty))
@@ -330,3 +329,9 @@ def _uniform_k(kl: KLoop) -> None:
         raise refuse(kl.mma, "streamk with a K-loop whose bounds depend on tile.program_id: stream-K lays every "
                              "tile's K steps end to end, so all tiles need the same K range",
                      "use splitk, or no K decomposition, for kernels whose K range varies by tile")
+
+
+def ring_slot(ops: list, step: SSAValue, stages: int) -> tuple[SSAValue, SSAValue]:
+    """The ring slot of the `step`-th load (step % stages) and the phase parity of that slot's use."""
+    return (binop(ops, arith.RemSIOp, step, stages),
+            binop(ops, arith.RemSIOp, binop(ops, arith.DivSIOp, step, stages), 2))
