@@ -150,14 +150,16 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=None)
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--variant", default=None, help="BLOCK_M,BLOCK_N,stages[,schedule] of the 128-row sm_90a config, for an "
+    p.add_argument("--variant", default=None, help="BLOCK_M,BLOCK_N,stages[,schedule[,overlap 0/1]] of the 128-row sm_90a config, for an "
                    "A/B run (not a shipped config: its rows are notes, not results)")
     a = p.parse_args(argv)
     if a.variant:
         from tessera.ops import _attention, configs
 
-        bm, bn, stages, *schedule = a.variant.split(",")
-        cfg = configs.AttentionConfig(int(bm), int(bn), int(stages), *schedule)
+        bm, bn, stages, *rest = a.variant.split(",")
+        schedule = rest[0] if rest else None
+        overlap = bool(int(rest[1])) if len(rest) > 1 else None
+        cfg = configs.AttentionConfig(int(bm), int(bn), int(stages), schedule, overlap)
         configs.HOPPER_ATTENTION = cfg
         _attention.HOPPER_ATTENTION_CONFIGS = configs.HOPPER_ATTENTION_CONFIGS = (cfg, configs.HOPPER_ATTENTION_64)
     rows = []

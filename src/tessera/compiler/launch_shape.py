@@ -13,6 +13,7 @@ Knobs (see warp-specialize for what each does on sm_90a; elsewhere only `stages`
     splitk      K splits per tile, 1 to 16
     multicast   with cluster=2, the operand the CTA pair shares: "b" or "a"
     streamk     share the partial last wave's K steps among all CTAs (not with splitk > 1)
+    overlap     general wgmma loop bodies: rotate the loop so the next step's wgmmas overlap this step's tail
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class LaunchShape:
     splitk: int = 1
     multicast: str = "b"
     streamk: bool = False
+    overlap: bool = True
 
     def __post_init__(self) -> None:
         _int_in("stages", self.stages, 1, MAX_STAGES)
@@ -56,6 +58,8 @@ class LaunchShape:
         if self.multicast != "b" and self.cluster == 1:
             raise _fail(f"multicast={self.multicast!r} with cluster=1: only the CTAs of a 2-CTA cluster share an "
                         "operand", hint="give cluster=2, or leave multicast at 'b'")
+        if not isinstance(self.overlap, bool):
+            raise _fail(f"overlap={self.overlap!r} must be True or False")
         if not isinstance(self.streamk, bool):
             raise _fail(f"streamk={self.streamk!r} must be True or False")
         if self.streamk and self.splitk > 1:

@@ -110,7 +110,8 @@ def _build_attention(lane, device, dtype, Dh, causal, cfg) -> Plan:
     specs = (q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"))
     meta = {**cfg.meta(), "CAUSAL": causal}
     hopper = cfg in HOPPER_ATTENTION_CONFIGS
-    knobs = {"stages": cfg.stages, **({"schedule": cfg.schedule} if hopper and cfg.schedule else {})}
+    knobs = {"stages": cfg.stages, **({"schedule": cfg.schedule} if hopper and cfg.schedule else {}),
+             **({"overlap": cfg.overlap} if hopper and cfg.overlap is not None else {})}
     return _plan("attention", FA.flash_attention, specs, meta, {**meta, **knobs}, lane, device, knobs,
                  "sm_90a" if hopper else None)
 

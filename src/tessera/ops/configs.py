@@ -52,6 +52,7 @@ class AttentionConfig:
     BLOCK_N: int
     stages: int = 1
     schedule: str | None = None  # sm_90a only: "cooperative" or "pingpong" (the consumers' mmas take turns)
+    overlap: bool | None = None  # sm_90a only: False waits for each wgmma where it is issued (A/B runs)
 
     def meta(self) -> dict:
         return {"BLOCK_M": self.BLOCK_M, "BLOCK_N": self.BLOCK_N}

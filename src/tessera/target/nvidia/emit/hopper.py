@@ -180,8 +180,12 @@ def emit_wgmma_wait(e, op: H.WgmmaWaitOp) -> None:
     from tessera.target.nvidia.emit.scalar import copy
 
     copy(e, op.acc.type, d, e[op.acc])
-    e.line(f'TSR_DEVICE_ASM("wgmma.wait_group.sync.aligned {op.pending.value.data};\\n" : {_acc_constraints(d, regs)} '
-           ':: "memory");')
+    held = ""
+    if op.hold is not None:  # the RS wgmma's A registers stay live (and untouched) until here
+        h = e[op.hold]
+        held = "".join(f', "+r"({h}[{i}])' for i in range((op.hold.type.get_shape()[0] + 1) // 2))
+    e.line(f'TSR_DEVICE_ASM("wgmma.wait_group.sync.aligned {op.pending.value.data};\\n" : {_acc_constraints(d, regs)}'
+           f'{held} :: "memory");')
     e.line("#ifdef TESSERA_HOST_EMULATION")
     e.line("tsr_warpgroup_sync();  // the host emulator: every thread's (synchronous) wgmma reads are done")
     e.line("#endif")

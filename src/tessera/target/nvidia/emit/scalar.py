@@ -126,16 +126,25 @@ def emit_for(e, op: scf.ForOp) -> None:
 
 
 def emit_if(e, op: scf.IfOp) -> None:
-    """An scf.if without results (warp-specialised roles, elected threads): a plain C if/else."""
-    if op.results:
-        raise D.TesseraError(D.EMIT_UNSUPPORTED, "scf.if with results has no CUDA C++ form here; only "
-                                                 "result-less scf.if is emitted", op=op)
-    e.comment(op)
+    """An scf.if as a C if/else; its results are variables declared before it and set from each branch's yield
+    (a guarded, rotated loop returns its registers this way)."""
+    e.comment(op, f"{len(op.results)} result(s)" if op.results else "")
+    names = []
+    for res in op.results:
+        name = e.fresh(res.name_hint or "if_out")
+        declare(e, res.type, name)
+        e.define(res, name)
+        names.append(name)
     regions = [r for r in (op.true_region, op.false_region) if r.blocks]
+    if op.results and len(regions) != 2:
+        raise D.TesseraError(D.EMIT_UNSUPPORTED, "scf.if with results and no else branch", op=op)
     for i, region in enumerate(regions):
         head = f"if ({e[op.cond]}) " if i == 0 else "else "
         with e.block(head):
             e.emit_ops([inner for inner in region.block.ops if not isinstance(inner, scf.YieldOp)])
+            yld = region.block.last_op
+            for name, res, v in zip(names, op.results, yld.operands if isinstance(yld, scf.YieldOp) else []):
+                copy(e, res.type, name, e[v])
 
 
 def _yield(e, op: scf.YieldOp, carried) -> None:

@@ -406,18 +406,22 @@ class WgmmaOp(NvOp):
 class WgmmaWaitOp(NvOp):
     """`wgmma.wait_group.sync.aligned pending`: all but the newest `pending` wgmma groups have finished.
 
-    Takes and returns the accumulator so that no read of it moves above the wait.
+    Takes and returns the accumulator so that no read of it moves above the wait. `hold`, for a group whose
+    wgmma read A from registers (nv.wgmma_rs), names those registers too: the hardware reads them until the
+    group is done, so no other value may take them before the wait (else ptxas serialises every wgmma).
     """
 
     name = "nv.wgmma_wait"
     MIN_ARCH: ClassVar[str] = "sm_90a"
     acc = operand_def(VectorType)
+    hold = opt_operand_def(VectorType)
     pending = prop_def(IntegerAttr)
     result = result_def(VectorType)
-    assembly_format = "$acc attr-dict `:` type($acc) `->` type($result)"
+    assembly_format = "$acc (`hold` $hold^ `:` type($hold))? attr-dict `:` type($acc) `->` type($result)"
 
-    def __init__(self, acc: SSAValue, pending: int):
-        super().__init__(operands=[acc], result_types=[acc.type], properties={"pending": int_attr(pending)})
+    def __init__(self, acc: SSAValue, pending: int, hold: SSAValue | None = None):
+        super().__init__(operands=[acc, [hold] if hold is not None else []], result_types=[acc.type],
+                         properties={"pending": int_attr(pending)})
 
     def verify_(self) -> None:
         expect_vec(self, "acc", self.acc.type, None, f32)
@@ -425,6 +429,8 @@ class WgmmaWaitOp(NvOp):
             fail(self, f"result {self.result.type} differs from acc {self.acc.type}")
         if not 0 <= self.pending.value.data <= 7:
             fail(self, f"pending={self.pending.value.data} must be in [0, 7]")
+        if self.hold is not None and type_name(self.hold.type.element_type) not in WGMMA_TYPES:
+            fail(self, f"hold {self.hold.type} is not a register A operand (a vector of bf16 or f16)")
 
 
 HOPPER_OPS = (ThreadIdOp, LogicalGridOp, ClusterRankOp, ClusterSyncOp, SetMaxNRegOp, MbarrierInitOp,

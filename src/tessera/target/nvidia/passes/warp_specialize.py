@@ -126,6 +126,11 @@ class WarpSpecialize(ModulePass):
             are not dealt out whole: their K steps are shared equally among all CTAs, which sum a tile's pieces
             as split-K does (deterministic for a given CTA count). It removes the idle SMs of a partial last
             wave; the runtime launches one CTA per SM. Not with splitk > 1.
+        overlap: 0 or 1, for the general loop body (several wgmmas) with schedule=cooperative. With 1 the loop
+            is rotated by one step and each wgmma is waited for at its result's first use, so the next step's
+            leading wgmmas run under this step's tail (attention: the softmax of step j+1 under P(j) V(j));
+            with 0 each wgmma is waited for where it is issued. The GEMM K-loop always keeps one group in
+            flight, and ping-pong's turns wait at once, so neither reads it.
     """
 
     name = "warp-specialize"
@@ -139,6 +144,7 @@ class WarpSpecialize(ModulePass):
     store: str = "tma"
     splitk: int = 1
     streamk: int = 0
+    overlap: int = 1
 
     def __post_init__(self) -> None:
         parse_arch(self.arch)
@@ -156,6 +162,8 @@ class WarpSpecialize(ModulePass):
                              "(the operand a 2-CTA cluster shares)")
         if self.streamk not in (0, 1) or isinstance(self.streamk, bool):
             raise ValueError(f"warp-specialize: streamk={self.streamk} must be 0 or 1")
+        if self.overlap not in (0, 1) or isinstance(self.overlap, bool):
+            raise ValueError(f"warp-specialize: overlap={self.overlap} must be 0 or 1")
         if self.store not in STORES:
             raise ValueError(f"warp-specialize: store={self.store} is not one of {', '.join(STORES)}")
 
@@ -175,7 +183,8 @@ class WarpSpecialize(ModulePass):
                                  self.store, self.splitk, self.multicast, bool(self.streamk))
                 else:
                     self._check_body_options(mmas[0])
-                    lower_body_kernel(kernel, mmas, self.stages, self.group_m, self.schedule == "pingpong")
+                    lower_body_kernel(kernel, mmas, self.stages, self.group_m, self.schedule == "pingpong",
+                                      bool(self.overlap))
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location
@@ -214,8 +223,9 @@ def _gemm_shaped(kernel: func.FuncOp, mmas: list) -> bool:
     return True
 
 
-def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int, pingpong: bool = False) -> None:
-    builder = lower_body(kernel, mmas, stages, group_m, pingpong)
+def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int, pingpong: bool = False,
+                      overlap: bool = True) -> None:
+    builder = lower_body(kernel, mmas, stages, group_m, pingpong, overlap)
     _replace_body(kernel, builder.body(), builder.consumers, builder.total)
 
 

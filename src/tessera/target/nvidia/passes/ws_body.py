@@ -16,9 +16,10 @@ tile values (row max, row sum). Everything else in the kernel is lowered on a co
 per tile, the fixed operands' TMA (after the consumers freed the slot) and, per loop step, each ring
 operand's; each consumer warpgroup owns 64 rows of the tile, waits on an operand's full barrier where the
 program waited for its copy, runs each mma as wgmma and frees a ring slot once the last mma that reads it is
-done. Each wgmma is waited for before the consumer goes on (no overlap of softmax with the next wgmma
-inside a warpgroup); with schedule=pingpong the two consumers' mmas take strict turns, so one's softmax runs
-under the other's wgmma. See NOTES for what is next.
+done. With overlap (the default) the loop is rotated by one step and each wgmma is waited for at its result's
+first use (ws_overlap), so the softmax of step j+1 runs while step j's P V wgmma is in flight; without it each
+wgmma is waited for where it is issued. With schedule=pingpong the two consumers' mmas take strict turns, each
+waited for at once, so one's softmax runs under the other's wgmma. See NOTES for what is next.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from tessera.target.nvidia.ir.types import SMEM_LIMIT
 from tessera.target.nvidia.passes.wgmma_kloop import MAJOR, WG_ROWS, binop, index_const, is_scalar, refuse
 from tessera.target.nvidia.passes.ws_builder import LOCAL_TILE, REGS, Builder, ring_slot
 from tessera.target.nvidia.passes.ws_layout import _swizzle
+from tessera.target.nvidia.passes.ws_overlap import InFlight, Rotation, plan_rotation, wgmma_inputs
 from tessera.target.nvidia.passes.ws_regs import Regs, lower_all
 from tessera.target.nvidia.passes.ws_units import Units
 
@@ -224,9 +226,11 @@ def _plan_smem(body: Body, at: Operation, stages: int = 1, pingpong: bool = Fals
 class BodyBuilder(Builder):
     """The persistent producer / consumer kernel of a matched loop body (see the module docstring)."""
 
-    def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False):
+    def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False, overlap: bool = True):
         self.body_ = body
         self.stages = stages
+        self.overlap = overlap and not pingpong  # ping-pong's turns wait for each wgmma where it is issued
+        self.feeds = wgmma_inputs([m.op for m in body.mmas])
         if pingpong and body.consumers != 2:
             raise refuse(body.mmas[0].op, f"schedule=pingpong alternates two consumer warpgroups; a {body.bm}-row "
                                           f"tile has {body.consumers}", "use BLOCK_M = 128, or schedule=cooperative")
@@ -252,7 +256,11 @@ class BodyBuilder(Builder):
         ops: list[Operation] = []
         for st in bd.fixed + bd.ring:
             count = self.stages if st.ring else 1
-            ops += [H.MbarrierInitOp(st.full, count, 1), H.MbarrierInitOp(st.empty, count, self.consumers)]
+            # a fixed slot is released by every consumer thread: a warpgroup whose loop ran no step has no wgmma
+            # to converge it, so one thread's arrival could let the next tile's load complete a second phase
+            # before a slower warp of it has seen the first (its parity wait would then never return)
+            releases = self.consumers if st.ring else 128 * self.consumers
+            ops += [H.MbarrierInitOp(st.full, count, 1), H.MbarrierInitOp(st.empty, count, releases)]
         if self.turns:
             ops.append(H.MbarrierInitOp(bd.turn, 2, 1))
         tid = H.ThreadIdOp()
@@ -341,6 +349,9 @@ class BodyBuilder(Builder):
     def _consume(self, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
         bd = self.body_
         regs = Regs(bd.bm, consumer, dict(mapping))
+        rotation = plan_rotation(bd.loop) if self.overlap else None
+        if rotation is not None:
+            regs.row0(ops)  # computed once, above the guarded region, so every step's copy of the map can use it
         staged = {st.alloc: st for st in bd.staged}
         for op in bd.prologue:  # tile constants, iotas, zero accumulators: registers (index math is in `mapping`)
             if is_scalar(op) or isinstance(op, (T.ProgramIdOp, T.NumProgramsOp, AllocOp, ViewOp, AsyncCopyOp,
@@ -354,7 +365,18 @@ class BodyBuilder(Builder):
             parity = self._tile_parity(ops, mapping)
             for st in bd.fixed:
                 ops.append(H.MbarrierWaitOp(zero, parity, st.full))
-        loop = bd.loop
+        if rotation is None:
+            it_out = self._plain_loop(regs, ops, it, mapping, consumer)
+        else:
+            it_out = self._rotated_loop(regs, ops, it, mapping, consumer, rotation)
+        for st in bd.fixed:  # every mma reading it has completed (no group outlives its loop step); every thread
+            ops.append(H.MbarrierArriveOp(zero, st.empty, per="thread"))
+        lower_all(regs, ops, bd.epilogue)
+        return it_out
+
+    def _plain_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
+        """The loop as written: each wgmma waited for where it is issued."""
+        loop = self.body_.loop
         inits = [regs.get(v) for v in loop.iter_args]
         block = Block(arg_types=[IndexType(), IndexType()] + [v.type for v in inits])
         k, step_it = block.args[0], block.args[1]
@@ -363,36 +385,109 @@ class BodyBuilder(Builder):
             regs.map[old] = new
         inner: list[Operation] = []
         stage, phase = ring_slot(inner, step_it, self.stages)
-        copies = {st.copy.token: st for st in bd.ring}
-        mmas = {m.op: m for m in bd.mmas}
-        for op in loop.body.block.ops:
-            if isinstance(op, (ViewOp, AsyncCopyOp)):
-                continue
-            if isinstance(op, WaitOp):
-                for tok in op.tokens:
-                    if tok in copies:
-                        inner.append(H.MbarrierWaitOp(stage, phase, copies[tok].full))
-                continue
-            if isinstance(op, FragmentPackOp) and op.source.owner in staged:
-                continue
-            if isinstance(op, FragmentMmaOp):
-                self._mma(regs, inner, mmas[op], stage, consumer, step_it)
-                continue
-            if isinstance(op, scf.YieldOp):
-                inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1),
-                                         *(regs.get(v) for v in op.operands)))
-                continue
-            self._register_op(regs, inner, op)
+        *body_ops, yld = loop.body.block.ops
+        self._step(regs, inner, body_ops, stage, phase, consumer, step_it, None)
+        inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1), *(regs.get(v) for v in yld.operands)))
         block.add_ops(inner)
         lb, ub, st_ = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
         new_loop = scf.ForOp(lb, ub, st_, [it, *inits], block)
         ops.append(new_loop)
         for old, new in zip(loop.results, new_loop.results[1:]):
             regs.map[old] = new
-        for st in bd.fixed:  # every mma reading it has completed (each waits for its group)
-            ops.append(H.MbarrierArriveOp(zero, st.empty))
-        lower_all(regs, ops, bd.epilogue)
         return new_loop.results[0]
+
+    def _rotated_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue,
+                      rot: Rotation) -> SSAValue:
+        """The loop rotated by one step (ws_overlap): head(0); {early(j+1), last mma(j), tail(j), rest(j+1)};
+        last mma and tail of the final step; all inside `if lb < ub` (no step: the results are the inits)."""
+        loop = self.body_.loop
+        src = loop.body.block
+        iv, args, yld = src.args[0], src.args[1:], src.last_op
+        lb, ub, step = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
+        inits = [regs.get(v) for v in loop.iter_args]
+        flight = InFlight()
+        region: list[Operation] = []
+        first = regs.fork()
+        flight.maps = [first.map]
+        first.map[iv] = lb
+        first.map.update(zip(args, inits))
+        stage, phase = ring_slot(region, it, self.stages)
+        self._step(first, region, rot.early + rot.rest, stage, phase, consumer, it, flight)
+        flight.drain(region)
+        live0 = [first.get(v) for v in rot.live]
+
+        block = Block(arg_types=[IndexType(), IndexType()] + [v.type for v in live0])
+        k, step_it = block.args[0], block.args[1]
+        cur, nxt = regs.fork(), regs.fork()
+        flight.maps = [cur.map, nxt.map]
+        cur.map[iv] = k
+        cur.map.update(zip(rot.live, block.args[2:]))
+        inner: list[Operation] = []
+        nxt.map[iv] = binop(inner, arith.AddiOp, k, step)
+        it1 = binop(inner, arith.AddiOp, step_it, 1)
+        for i, (a, y) in enumerate(zip(args, yld.operands)):
+            if i not in rot.late:
+                nxt.map[a] = cur.get(y)
+        s_cur, p_cur = ring_slot(inner, step_it, self.stages)
+        s_nxt, p_nxt = ring_slot(inner, it1, self.stages)
+        self._step(nxt, inner, rot.early, s_nxt, p_nxt, consumer, it1, flight)
+        self._step(cur, inner, [rot.last, *rot.tail], s_cur, p_cur, consumer, step_it, flight)
+        for i in rot.late:
+            nxt.map[args[i]] = cur.get(yld.operands[i])
+        self._step(nxt, inner, rot.rest, s_nxt, p_nxt, consumer, it1, flight)
+        flight.drain(inner)
+        inner.append(scf.YieldOp(it1, *(nxt.get(v) for v in rot.live)))
+        block.add_ops(inner)
+        rotated = scf.ForOp(lb, binop(region, arith.SubiOp, ub, step), step, [it, *live0], block)
+        region.append(rotated)
+
+        end = regs.fork()
+        flight.maps = [end.map]
+        end.map.update(zip(rot.live, rotated.results[1:]))
+        if rot.uses_iv:  # the final step's index: lb + ((ub - lb - 1) / step) * step
+            span = binop(region, arith.SubiOp, binop(region, arith.SubiOp, ub, lb), 1)
+            end.map[iv] = binop(region, arith.AddiOp, lb,
+                                binop(region, arith.MuliOp, binop(region, arith.DivSIOp, span, step), step))
+        it_last = rotated.results[0]
+        stage, phase = ring_slot(region, it_last, self.stages)
+        self._step(end, region, [rot.last, *rot.tail], stage, phase, consumer, it_last, flight)
+        flight.drain(region)
+        outs = [end.get(y) for y in yld.operands]
+        region.append(scf.YieldOp(binop(region, arith.AddiOp, it_last, 1), *outs))
+        any_step = arith.CmpiOp(lb, ub, "slt")
+        guarded = scf.IfOp(any_step, [IndexType(), *(v.type for v in inits)], region, [scf.YieldOp(it, *inits)])
+        ops += [any_step, guarded]
+        for old, new in zip(loop.results, guarded.results[1:]):
+            regs.map[old] = new
+        return guarded.results[0]
+
+    def _step(self, regs: Regs, ops: list, todo: list[Operation], stage: SSAValue, phase: SSAValue,
+              consumer: SSAValue, step_it: SSAValue, flight: InFlight | None) -> None:
+        """Ops of one loop step on `regs`: copies become full-barrier waits, mmas wgmmas (waited at once, or at
+        their first use through `flight`), the rest register ops."""
+        bd = self.body_
+        copies = {st.copy.token: st for st in bd.ring}
+        staged = {st.alloc for st in bd.staged}
+        mmas = {m.op: m for m in bd.mmas}
+        for op in todo:
+            if isinstance(op, (ViewOp, AsyncCopyOp)):
+                continue
+            if isinstance(op, WaitOp):
+                for tok in op.tokens:
+                    if tok in copies:
+                        ops.append(H.MbarrierWaitOp(stage, phase, copies[tok].full))
+                continue
+            if isinstance(op, FragmentPackOp) and op.source.owner in staged:
+                continue
+            if flight is not None and op in self.feeds:
+                flight.drain(ops)
+            out = [] if flight is not None else ops
+            if isinstance(op, FragmentMmaOp):
+                self._mma(regs, out, mmas[op], stage, consumer, step_it, flight)
+            else:
+                self._register_op(regs, out, op)
+            if flight is not None:
+                flight.settle(ops, out)
 
     def _register_op(self, regs: Regs, ops: list, op: Operation) -> None:
         """A tile op on registers; a register tile packed as a wgmma operand is the same registers."""
@@ -406,8 +501,9 @@ class BodyBuilder(Builder):
             return
         lower_all(regs, ops, [op])
 
-    def _mma(self, regs: Regs, ops: list, mm: Mma, stage: SSAValue, consumer: SSAValue, step_it: SSAValue) -> None:
-        """One mma as wgmma, waited for. Ping-pong: the consumers' mmas alternate strictly (A's p-th, B's p-th,
+    def _mma(self, regs: Regs, ops: list, mm: Mma, stage: SSAValue, consumer: SSAValue, step_it: SSAValue,
+             flight: InFlight | None = None) -> None:
+        """One mma as wgmma, waited for (or left in `flight`, waited at its result's first use). Ping-pong: the consumers' mmas alternate strictly (A's p-th, B's p-th,
         A's (p+1)-th, ...), so one warpgroup's softmax runs while the other's wgmma has the tensor cores;
         consumer c's p-th mma waits for turn phase p + 1 - c and then hands the turn to its partner."""
         bd = self.body_
@@ -431,8 +527,14 @@ class BodyBuilder(Builder):
             wg = H.WgmmaOp(acc, at, consumer, n=mm.n, k=mm.k, dtype=bd.dtype,
                            a=(a.base, a_stage, bd.bm, wg_bytes), b=(b.base, b_stage, b_rows), swizzle=bd.swizzle,
                            a_major=a.major, b_major=b.major)
-        done = H.WgmmaWaitOp(wg.result, 0)
-        ops += [wg, done]
+        ops.append(wg)
+        hold = wg.a if mm.a is None else None
+        if flight is not None:
+            regs.map[mm.op.result] = wg.result
+            flight.issue(wg.result, [(stage, st.empty) for st in mm.last_reader_of], hold)
+            return
+        done = H.WgmmaWaitOp(wg.result, 0, hold)
+        ops.append(done)
         regs.map[mm.op.result] = done.result
         if self.turns:
             ops.append(H.MbarrierArriveOp(binop(ops, arith.SubiOp, index_const(ops, 1), consumer), bd.turn))
@@ -447,6 +549,6 @@ def _is_zero(v: SSAValue) -> bool:
 
 
 def lower_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp], stages: int, group_m: int,
-               pingpong: bool = False) -> BodyBuilder:
+               pingpong: bool = False, overlap: bool = True) -> BodyBuilder:
     body = match_body(kernel, mmas)
-    return BodyBuilder(body, stages, group_m, pingpong)
+    return BodyBuilder(body, stages, group_m, pingpong, overlap)

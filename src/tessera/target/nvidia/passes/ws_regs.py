@@ -71,6 +71,12 @@ class Regs:
     def get(self, v: SSAValue) -> SSAValue:
         return self.map.get(v, v)
 
+    def fork(self) -> "Regs":
+        """The same block and layouts with a copy of the map: one loop step's values beside another's."""
+        other = Regs(self.bm, self.block, dict(self.map))
+        other._row0, other.kinds = self._row0, self.kinds
+        return other
+
     def row0(self, ops: list) -> SSAValue:
         """The block's first row within the tile (index): block * 64."""
         if self._row0 is None:
