@@ -160,7 +160,7 @@ def main(argv=None) -> int:
         schedule = rest[0] if rest else None
         overlap = bool(int(rest[1])) if len(rest) > 1 else None
         cfg = configs.AttentionConfig(int(bm), int(bn), int(stages), schedule, overlap)
-        configs.HOPPER_ATTENTION = cfg
+        configs.HOPPER_ATTENTION = configs.HOPPER_ATTENTION_CAUSAL = cfg
         _attention.HOPPER_ATTENTION_CONFIGS = configs.HOPPER_ATTENTION_CONFIGS = (cfg, configs.HOPPER_ATTENTION_64)
     rows = []
     for cfg in QUICK if a.quick else CONFIGS:

@@ -156,7 +156,7 @@ def test_attention(S, causal, d):
     assert rel_error(got_o, want_o) <= error_bound("bf16") and rel_error(got_lse, want_lse) <= error_bound("bf16")
     hopper = device_arch() == "sm_90"  # ops.attention runs the sm_90a kernel there (q, k, v TMA-readable)
     group = H // H_kv if hopper and not causal else 1  # and packs a kv head's query heads into one of group*S rows
-    cfg = attention_config(S * group, d, hopper)
+    cfg = attention_config(S * group, d, hopper, causal)
     rec = check_record("attention", "flash_attention", FA.grid(B, H // group, S * group, cfg.BLOCK_M))
     assert rec.arch == ("sm_90a" if hopper else device_arch()) and rec.config["BLOCK_M"] == cfg.BLOCK_M
 

@@ -7,7 +7,9 @@ Run-time arguments, in order (see `flash_attention.params`):
   O    [B, H, S_q, D]       output, Q's dtype
   LSE  [B, H, S_q] f32      output: natural-log log-sum-exp of each row's scaled, masked scores
   scale  f32 scalar         (usually 1/sqrt(D))
-Meta-parameters: BLOCK_M (query rows per program), BLOCK_N (keys per step), CAUSAL.
+Meta-parameters: BLOCK_M (query rows per program), BLOCK_N (keys per step), CAUSAL, EVEN_N (the caller
+promises S_k % BLOCK_N == 0: the key-bound mask is left out, so a non-causal step masks nothing; ops.attention
+sets it from the shapes, as Triton specialises on divisibility).
 
 Causal masking is top-left aligned, as torch SDPA's is_causal: query i sees keys
 j <= i. Keys j >= S_k are masked with -inf; padded query rows are dropped on
@@ -29,7 +31,7 @@ NEG_INF = float("-inf")
 
 
 @kernel
-def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=False):
+def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=False, EVEN_N=False):
     H, S_q, D = Q.shape[1], Q.shape[2], Q.shape[3]
     H_kv, S_k = K.shape[1], K.shape[2]
     m0 = tl.program_id(0) * BLOCK_M
@@ -48,11 +50,13 @@ def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=Fa
         k = tl.load(K, [b, h_kv, n0, 0], (BLOCK_N, D))                   # gK: BLOCK_N x D
         v = tl.load(V, [b, h_kv, n0, 0], (BLOCK_N, D))                   # gV: BLOCK_N x D
         s = tl.dot(q, k.T) * qk_scale                                    # BLOCK_M x BLOCK_N, f32
-        cols = n0 + tl.arange((1, BLOCK_N), 1)                           # key index per column
-        visible = cols < S_k
-        if CAUSAL:
-            visible = visible & (cols <= rows)
-        s = tl.where(visible, s, NEG_INF)
+        if CAUSAL or not EVEN_N:
+            cols = n0 + tl.arange((1, BLOCK_N), 1)                       # key index per column
+            if CAUSAL:
+                visible = cols <= rows if EVEN_N else (cols < S_k) & (cols <= rows)
+            else:
+                visible = cols < S_k
+            s = tl.where(visible, s, NEG_INF)
         m_new = tl.maximum(m_i, tl.max(s, 1))
         m_safe = tl.where(m_new == NEG_INF, 0.0, m_new)                  # all-masked rows: exp2(-inf - 0) = 0
         p = tl.exp2(s - m_safe)

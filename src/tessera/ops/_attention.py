@@ -79,9 +79,10 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
     # contiguous memory), so a program's K/V steps serve all of them (decode: 4 rows of 64, not 1 of 128 per load).
     group = H // H_kv if hopper and not causal else 1
     rows = S_q * group
-    cfg = attention_config(rows, Dh, hopper)
-    key = ("attention", lane, device, Q.dtype, Dh, causal, cfg)
-    plan = plan_for(key, lambda: _build_attention(lane, device, Q.dtype, Dh, causal, cfg))
+    cfg = attention_config(rows, Dh, hopper, causal)
+    even = Kv.shape[2] % cfg.BLOCK_N == 0  # no key-bound mask (EVEN_N)
+    key = ("attention", lane, device, Q.dtype, Dh, causal, even, cfg)
+    plan = plan_for(key, lambda: _build_attention(lane, device, Q.dtype, Dh, causal, even, cfg))
     values = []
     q_rows, lse_rows = (B, H // group, rows, Dh), (B, H // group, rows)
     for x, xv, shape in ((q, Q, q_rows), (k, Kv, None), (v, V, None), (o, O, q_rows), (lse_a, L, lse_rows)):
@@ -104,11 +105,11 @@ def _hopper_eligible(device: int, Q, K, V) -> bool:
             and all(H.tma_ok(x, 4) for x in (Q, K, V)))
 
 
-def _build_attention(lane, device, dtype, Dh, causal, cfg) -> Plan:
+def _build_attention(lane, device, dtype, Dh, causal, even, cfg) -> Plan:
     T = tessera.tensor
     q, kv = T(("B", "H", "S", Dh), dtype), T(("B", "H_kv", "S_k", Dh), dtype)
     specs = (q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"))
-    meta = {**cfg.meta(), "CAUSAL": causal}
+    meta = {**cfg.meta(), "CAUSAL": causal, "EVEN_N": even}
     hopper = cfg in HOPPER_ATTENTION_CONFIGS
     knobs = {"stages": cfg.stages, **({"schedule": cfg.schedule} if hopper and cfg.schedule else {}),
              **({"overlap": cfg.overlap} if hopper and cfg.overlap is not None else {})}
