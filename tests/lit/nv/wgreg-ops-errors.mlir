@@ -90,6 +90,15 @@ func.func @rs_mn_unswizzled(%acc: vector<32xf32>, %p: vector<64xbf16>, %i: index
 
 // -----
 
+func.func @wait_hold_not_a_operand(%acc: vector<32xf32>, %h: vector<32xf32>) {
+  // `hold` is an RS wgmma's A registers (16-bit floats), not another accumulator.
+  // expected-error@+1 {{NV_OP_INVALID: nv.wgmma_wait: hold vector<32xf32> is not a register A operand (a vector of bf16 or f16)}}
+  %w = nv.wgmma_wait %acc hold %h : vector<32xf32> {pending = 0 : i64} : vector<32xf32> -> vector<32xf32>
+  func.return
+}
+
+// -----
+
 // Well formed, but RS wgmma is sm_90a's alone: lowering for sm_90 refuses it.
 // SM90: error: NV_ARCH_UNSUPPORTED{{:}} nv.wgmma_rs needs sm_90a exactly, but the target is sm_90
 func.func @rs_needs_sm_90a(%acc: vector<32xf32>, %p: vector<64xbf16>, %i: index) {

@@ -26,7 +26,9 @@ func.func @softmax_rows(%s: vector<64xf32>, %O: memref<?x?x?x?xbf16>, %LSE: memr
   %acc = nv.fill {value = 1.0 : f64} : vector<32xf32>
   // CHECK: %o = nv.wgmma_rs %acc, %p, %stage {n = 64 : i64, k = 128 : i64, dtype = bf16, b = array<i64: 0, 16384, 128>, swizzle = 128 : i64, b_major = "mn"} : vector<32xf32>, vector<64xbf16> -> vector<32xf32>
   %o = nv.wgmma_rs %acc, %p, %stage {n = 64 : i64, k = 128 : i64, dtype = bf16, b = array<i64: 0, 16384, 128>, swizzle = 128 : i64, b_major = "mn"} : vector<32xf32>, vector<64xbf16> -> vector<32xf32>
-  %w = nv.wgmma_wait %o {pending = 0 : i64} : vector<32xf32> -> vector<32xf32>
+  // The wait names the RS wgmma's A registers (`hold`): they stay the hardware's until the group is done.
+  // CHECK: %w = nv.wgmma_wait %o hold %p : vector<64xbf16> {pending = 0 : i64} : vector<32xf32> -> vector<32xf32>
+  %w = nv.wgmma_wait %o hold %p : vector<64xbf16> {pending = 0 : i64} : vector<32xf32> -> vector<32xf32>
   %ob = nv.convert %w : vector<32xf32> -> vector<32xbf16>
   // CHECK: nv.wgacc_store %ob, %O[%b, %h, %row, %row] {n = 64 : i64} : vector<32xbf16>, memref<?x?x?x?xbf16>
   nv.wgacc_store %ob, %O[%b, %h, %row, %row] {n = 64 : i64} : vector<32xbf16>, memref<?x?x?x?xbf16>
