@@ -26,6 +26,10 @@ def __getattr__(name: str):
         from tessera.compiler import compile as compile_kernel
 
         return compile_kernel
+    if name == "TesseraPerformanceWarning":  # what tessera.compile warns with (tessera.compiler.report)
+        from tessera.compiler.report import TesseraPerformanceWarning
+
+        return TesseraPerformanceWarning
     if name == "ops":
         import tessera.ops as ops_module
 

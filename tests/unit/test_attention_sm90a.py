@@ -43,9 +43,9 @@ def _short_deadlock_limit(monkeypatch):
 
 
 def _trace(D: int, causal: bool, BN: int, dtype: str = "bf16", kernel_fn=FA.flash_attention, BM: int = 128,
-           even: bool = False):
+           even: bool = False, fold: bool = False):
     q, kv = T(("B", "H", "S", D), dtype), T(("B", "H_kv", "S_k", D), dtype)
-    extra = {"EVEN_N": True} if even else {}
+    extra = {**({"EVEN_N": True} if even else {}), **({"FOLD_SCALE": True} if fold else {})}
     return kernel_fn.trace(q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"), CAUSAL=causal,
                            BLOCK_M=BM, BLOCK_N=BN, **extra)
 
@@ -55,13 +55,14 @@ def _lowered(traced):
     return module
 
 
-@pytest.mark.parametrize("cfg", HOPPER_ATTENTION_CONFIGS, ids=lambda c: f"{c.BLOCK_M}x{c.BLOCK_N}s{c.stages}")
+@pytest.mark.parametrize("cfg", list(dict.fromkeys(HOPPER_ATTENTION_CONFIGS)), ids=lambda c: f"{c.BLOCK_M}x{c.BLOCK_N}s{c.stages}")
 @pytest.mark.parametrize("D", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("even", [False, True])
-def test_compiles_with_hgmma_and_no_local_memory(cfg, D, causal, even):
-    """Every config ops.attention picks on sm_90, with and without the key-bound mask (EVEN_N)."""
-    ck = tessera.compile(_trace(D, causal, cfg.BLOCK_N, BM=cfg.BLOCK_M, even=even), "sm_90a", stages=cfg.stages)
+@pytest.mark.parametrize("fast", [False, True])
+def test_compiles_with_hgmma_and_no_local_memory(cfg, D, causal, fast):
+    """Every config ops.attention picks on sm_90, plain and as ops mostly runs it (EVEN_N, FOLD_SCALE)."""
+    ck = tessera.compile(_trace(D, causal, cfg.BLOCK_N, BM=cfg.BLOCK_M, even=fast, fold=fast), "sm_90a",
+                         stages=cfg.stages)
     sass = disassemble(ck.cubin)
     usage = next(iter(resource_usage(ck.cubin).values()))
     assert usage.local_bytes == 0 and usage.stack_bytes == 0, usage
@@ -136,14 +137,16 @@ SHAPES = {  # (D, causal, BLOCK_N, B, H, H_kv, S_q, S_k, dtype): ragged everywhe
     "bm64-d64-causal": (64, True, 128, 1, 2, 1, 150, 150, "bf16", 64),
     "even-d128-gqa": (128, False, 128, 1, 4, 2, 130, 256, "bf16", 128, True),  # EVEN_N: S_k % BLOCK_N == 0
     "even-d64-causal": (64, True, 128, 1, 2, 1, 256, 256, "bf16", 128, True),
+    "fold-d128-causal-ragged": (128, True, 64, 1, 2, 1, 200, 190, "bf16", 128, False, True),  # FOLD_SCALE
+    "fold-even-bm64-decode": (128, False, 128, 2, 2, 2, 5, 256, "bf16", 64, True, True),
 }
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_numerics_on_the_host_emulator(name):
     D, causal, BN, B, H, H_kv, S_q, S_k, dtype, *extra = SHAPES[name]
-    BM, even = (list(extra) + [128, False][len(extra):])[:2]
-    em = emit_cuda(_lowered(_trace(D, causal, BN, dtype, BM=BM, even=even)))
+    BM, even, fold = (list(extra) + [128, False, False][len(extra):])[:3]
+    em = emit_cuda(_lowered(_trace(D, causal, BN, dtype, BM=BM, even=even, fold=fold)))
     o, lse, (q, k, v, scale) = _run(em, B, H, H_kv, S_q, S_k, D, dtype, causal, BM=BM)
     ro, rl = FA.reference_attention(q, k, v, scale, causal)
     assert rel_error(o, ro) <= error_bound(dtype), name

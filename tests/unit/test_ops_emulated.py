@@ -177,6 +177,21 @@ def test_attention_on_sm90_takes_the_sm90a_kernel(host, causal, S):
     assert rec.grid == (-(-rows // bm), B * heads, 1)
 
 
+@pytest.mark.parametrize("scale", [0.3, -0.2, 0.0], ids=["positive", "negative", "zero"])
+def test_attention_scale_of_any_sign(host, scale):
+    """A positive scale folds into each exp2's FFMA (FOLD_SCALE); zero and negative ones take the plain form.
+    S_k = 128 also takes EVEN_N (no key-bound mask). The sm_90a kernel on the emulator."""
+    B, H, S, D = 1, 2, 130, 64
+    q, k, v = randn((B, H, S, D), seed=4), randn((B, H, 128, D), seed=5), randn((B, H, 128, D), seed=6)
+    o, lse = np.full((B, H, S, D), np.nan, BF16), np.full((B, H, S), np.nan, np.float32)
+    dev = [FakeDeviceArray(x) for x in (q, k, v, o, lse)]
+    ops.attention(*dev[:3], scale=scale, out=dev[3], lse=dev[4])
+    want_o, want_lse = FA.reference_attention(q, k, v, scale)
+    assert rel_error(o, want_o) <= error_bound("bf16") and np.abs(lse - want_lse).max() <= 1e-4
+    rec = ops.last_run()
+    assert rec.arch == "sm_90a" and rec.config["EVEN_N"] is True and rec.config["FOLD_SCALE"] is (scale > 0)
+
+
 def test_linear_attention_with_decay(host):
     B, H, T, D = 1, 2, 100, 64
     q, k, v = (randn((B, H, T, D), seed=s, scale=0.3) for s in (1, 2, 3))

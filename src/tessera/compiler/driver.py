@@ -22,16 +22,21 @@ in-process dict keyed by (kernel, specialisation, meta, arch, stages,
 options) that skips tracing too, so a repeated call is a dictionary lookup.
 The arch defaults to the device's (`sm_90` on an H200): the portable
 mma.sync family. `sm_90a` (wgmma) is only built when asked for.
+
+Every compile warns (TesseraPerformanceWarning, tessera.compiler.report) when
+the kernel touches local memory or a dot falls off the tensor cores; only the
+cheap checks run here (resource usage, the PTX text), `ck.report` has the rest.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import replace
 
 from tessera.target.nvidia.emit.cuda import emit_cuda
-from tessera.target.nvidia.toolchain.nvrtc import parse_arch
+from tessera.target.nvidia.toolchain.nvrtc import CodegenError, parse_arch
 from tessera.dsl.kernel import Kernel, TracedKernel
 from tessera.ir import diagnostics as D
 from tessera.ir.dialect import make_context
@@ -41,6 +46,7 @@ from tessera.runtime.cache import CompileCache, cache_key, default_cache
 from tessera.compiler import testing
 from tessera.compiler.kernel import CompiledKernel
 from tessera.compiler.launch_shape import LaunchShape
+from tessera.compiler.report import TesseraPerformanceWarning, compile_findings
 
 KEY_FORMAT = "tessera-compile-1"
 
@@ -117,6 +123,8 @@ def compile(traced, arch: str | None = None, *, shape: LaunchShape | None = None
     from the passes (e.g. TILE_FRAGMENT_UNSUPPORTED for an mma with no
     fragment lowering), EMIT_*, CODEGEN_* from NVRTC, RUNTIME_NO_DEVICE when
     no arch is given and there is no GPU.
+    Warns TesseraPerformanceWarning (COMPILE_PERF_SPILL, COMPILE_PERF_STACK, COMPILE_PERF_REGISTER_LIMIT,
+    COMPILE_PERF_DOT_ON_CUDA_CORES) for a kernel that will run slower than it should.
     """
     traced = _check_input(traced)
     injected = testing.faults()
@@ -140,8 +148,20 @@ def compile(traced, arch: str | None = None, *, shape: LaunchShape | None = None
     if injected is not None and injected.artifact is not None:
         artifact = injected.artifact(artifact)
     func = next(f for f in module.walk() if f.name == "func.func" and f.sym_name.data == emitted.name)
-    return CompiledKernel(traced, emitted, artifact, canonical, cache_key(key_text, arch, options),
-                          tuple(func.function_type.inputs))
+    ck = CompiledKernel(traced, emitted, artifact, canonical, cache_key(key_text, arch, options),
+                        tuple(func.function_type.inputs))
+    _warn_performance(ck)
+    return ck
+
+
+def _warn_performance(ck: CompiledKernel) -> None:
+    """Warn about each cheap finding of the compile report (`report.compile_findings`)."""
+    try:
+        found = compile_findings(ck)
+    except CodegenError:  # no cuobjdump, or a damaged cubin (fault injection): loading it reports that
+        return
+    for finding in found:
+        warnings.warn(TesseraPerformanceWarning(finding), stacklevel=3)
 
 
 def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None = None,

@@ -30,7 +30,7 @@ g++ host emulator cannot run such kernels and says so (RUNTIME_LOAD_FAILED).
 
 from __future__ import annotations
 
-from functools import partial
+from functools import cached_property, partial
 
 from tessera.target.nvidia.emit.cuda import EmittedKernel
 from tessera.target.nvidia.toolchain.nvrtc import CompiledArtifact
@@ -102,7 +102,8 @@ class CompiledKernel:
     Attributes: `traced` (the TracedKernel), `emitted` (EmittedKernel: source,
     parameters, threads, shared memory), `artifact` (CompiledArtifact: cubin,
     hashes, toolchain), `arch`, `pipeline` (the canonical pipeline text that
-    ran), `cache_key`, `signature` (runtime Params), `block`, `smem_bytes`.
+    ran), `cache_key`, `signature` (runtime Params), `block`, `smem_bytes`,
+    `report` (the CompileReport: registers, occupancy, SASS mix, warnings).
     """
 
     def __init__(self, traced: TracedKernel, emitted: EmittedKernel, artifact: CompiledArtifact, pipeline: str,
@@ -142,6 +143,12 @@ class CompiledKernel:
         """The cubin's SASS text (cuobjdump -sass, or nvdisasm -c)."""
         from tessera.target.nvidia.toolchain.sass import disassemble
         return disassemble(self.artifact.cubin, tool)
+
+    @cached_property
+    def report(self):
+        """The CompileReport (tessera.compiler.report), built on first use: it disassembles the cubin."""
+        from tessera.compiler.report import report
+        return report(self)
 
     def with_artifact(self, artifact: CompiledArtifact) -> "CompiledKernel":
         """The same kernel with another artifact (fault-injection tests load a damaged cubin this way)."""

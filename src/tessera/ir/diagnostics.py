@@ -295,6 +295,28 @@ COMPILE_LAUNCH_SHAPE_INVALID = _code("COMPILE_LAUNCH_SHAPE_INVALID", "a launch-s
 COMPILE_ARCH_MISMATCH = _code("COMPILE_ARCH_MISMATCH", "the pipeline lowered the kernel for another arch than the "
                               "cubin is built for",
                               "give the same arch to the pipeline and to tessera.compile (the default pipeline does)")
+# Performance findings of the compile report (tessera.compiler.report): warnings, never errors.
+COMPILE_PERF_SPILL = _code("COMPILE_PERF_SPILL", "the kernel keeps values in local memory (cuobjdump reports "
+                           "LOCAL bytes per thread)",
+                           "lower the register pressure: smaller tiles (BM, BN), fewer live values in the "
+                           "epilogue, or more threads per tile; ck.report.text() shows registers and occupancy")
+COMPILE_PERF_STACK = _code("COMPILE_PERF_STACK", "the kernel has a stack frame: spilled registers, a run-time "
+                           "indexed local array or a call that was not inlined",
+                           "ptxas puts register spills in the stack frame: lower the register pressure (smaller "
+                           "tiles, fewer live values) and index register arrays only with compile-time constants")
+COMPILE_PERF_REGISTER_LIMIT = _code("COMPILE_PERF_REGISTER_LIMIT", "the kernel uses every register a thread can "
+                                    "have (255), so ptxas had no room left",
+                                    "expect spills or a reordered schedule: use smaller tiles or more warps per "
+                                    "tile so each thread holds fewer accumulator values")
+COMPILE_PERF_WGMMA_SERIALIZED = _code("COMPILE_PERF_WGMMA_SERIALIZED", "ptxas serialised the kernel's wgmma "
+                                      "instructions (C7513 and its kin in the NVRTC log)",
+                                      "no register a wgmma reads or accumulates into may be written while a wgmma "
+                                      "group is in flight: wait for the group (wgmma.wait_group) before touching "
+                                      "its registers, and keep wgmma accumulators out of non-wgmma code")
+COMPILE_PERF_DOT_ON_CUDA_CORES = _code("COMPILE_PERF_DOT_ON_CUDA_CORES", "a tile dot of the kernel runs on CUDA "
+                                       "cores: its machine code has no HMMA or HGMMA",
+                                       "pass bf16 or f16 operands (f32 operands are never rounded to tf32, so they "
+                                       "multiply with FFMA), and compile for sm_80 or newer (sm_90a for wgmma)")
 OPS_NO_GPU = _code("OPS_NO_GPU", "the op was asked to run on the GPU (lane 'auto' or 'cuda') but there is no CUDA device",
                    "run on a machine with an NVIDIA GPU and driver, or ask for the CPU reference interpreter "
                    "explicitly with lane='reference' (results then say lane='reference')")

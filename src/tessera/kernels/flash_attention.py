@@ -9,7 +9,9 @@ Run-time arguments, in order (see `flash_attention.params`):
   scale  f32 scalar         (usually 1/sqrt(D))
 Meta-parameters: BLOCK_M (query rows per program), BLOCK_N (keys per step), CAUSAL, EVEN_N (the caller
 promises S_k % BLOCK_N == 0: the key-bound mask is left out, so a non-causal step masks nothing; ops.attention
-sets it from the shapes, as Triton specialises on divisibility).
+sets it from the shapes, as Triton specialises on divisibility), FOLD_SCALE (the caller promises scale > 0:
+the row max is taken on the raw scores and scaled per row, so each exp2 argument is one fused multiply-add,
+s * scale' - m, instead of a multiply, then a subtract; ops.attention sets it when scale > 0).
 
 Causal masking is top-left aligned, as torch SDPA's is_causal: query i sees keys
 j <= i. Keys j >= S_k are masked with -inf; padded query rows are dropped on
@@ -31,7 +33,8 @@ NEG_INF = float("-inf")
 
 
 @kernel
-def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=False, EVEN_N=False):
+def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=False, EVEN_N=False,
+                    FOLD_SCALE=False):
     H, S_q, D = Q.shape[1], Q.shape[2], Q.shape[3]
     H_kv, S_k = K.shape[1], K.shape[2]
     m0 = tl.program_id(0) * BLOCK_M
@@ -49,7 +52,9 @@ def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=Fa
     for n0 in tl.range(0, hi, BLOCK_N):
         k = tl.load(K, [b, h_kv, n0, 0], (BLOCK_N, D))                   # gK: BLOCK_N x D
         v = tl.load(V, [b, h_kv, n0, 0], (BLOCK_N, D))                   # gV: BLOCK_N x D
-        s = tl.dot(q, k.T) * qk_scale                                    # BLOCK_M x BLOCK_N, f32
+        s = tl.dot(q, k.T)                                               # BLOCK_M x BLOCK_N, f32
+        if not FOLD_SCALE:
+            s = s * qk_scale
         if CAUSAL or not EVEN_N:
             cols = n0 + tl.arange((1, BLOCK_N), 1)                       # key index per column
             if CAUSAL:
@@ -57,9 +62,14 @@ def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=Fa
             else:
                 visible = cols < S_k
             s = tl.where(visible, s, NEG_INF)
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        m_safe = tl.where(m_new == NEG_INF, 0.0, m_new)                  # all-masked rows: exp2(-inf - 0) = 0
-        p = tl.exp2(s - m_safe)
+        if FOLD_SCALE:                                                   # max(c * s) = c * max(s) for c > 0
+            m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+            m_safe = tl.where(m_new == NEG_INF, 0.0, m_new)
+            p = tl.exp2(s * qk_scale - m_safe)                           # one FFMA per score
+        else:
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            m_safe = tl.where(m_new == NEG_INF, 0.0, m_new)              # all-masked rows: exp2(-inf - 0) = 0
+            p = tl.exp2(s - m_safe)
         rescale = tl.exp2(m_i - m_safe)
         l_i = l_i * rescale + tl.sum(p, 1)
         acc = tl.dot(p.to(v.dtype), v, acc * rescale)

@@ -44,7 +44,8 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
     """
     warm = None
     if causal.__class__ is bool and (scale is None or scale.__class__ in REALS):
-        warm = warm_key("attention", lane, (causal, scale is None), (q, k, v, out, lse))
+        # the scale's sign picks the kernel (FOLD_SCALE for scale > 0), so it is part of the key
+        warm = warm_key("attention", lane, (causal, scale is None, scale is None or scale > 0), (q, k, v, out, lse))
         if warm is not None:
             done = run_warm(warm, q, (out, lse), () if scale is None else (scale,), stream)
             if done is not None:
@@ -81,8 +82,9 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
     rows = S_q * group
     cfg = attention_config(rows, Dh, hopper, causal)
     even = Kv.shape[2] % cfg.BLOCK_N == 0  # no key-bound mask (EVEN_N)
-    key = ("attention", lane, device, Q.dtype, Dh, causal, even, cfg)
-    plan = plan_for(key, lambda: _build_attention(lane, device, Q.dtype, Dh, causal, even, cfg))
+    fold = scale_v > 0  # the scale folded into each exp2's FFMA (FOLD_SCALE)
+    key = ("attention", lane, device, Q.dtype, Dh, causal, even, fold, cfg)
+    plan = plan_for(key, lambda: _build_attention(lane, device, Q.dtype, Dh, causal, even, fold, cfg))
     values = []
     q_rows, lse_rows = (B, H // group, rows, Dh), (B, H // group, rows)
     for x, xv, shape in ((q, Q, q_rows), (k, Kv, None), (v, V, None), (o, O, q_rows), (lse_a, L, lse_rows)):
@@ -105,11 +107,11 @@ def _hopper_eligible(device: int, Q, K, V) -> bool:
             and all(H.tma_ok(x, 4) for x in (Q, K, V)))
 
 
-def _build_attention(lane, device, dtype, Dh, causal, even, cfg) -> Plan:
+def _build_attention(lane, device, dtype, Dh, causal, even, fold, cfg) -> Plan:
     T = tessera.tensor
     q, kv = T(("B", "H", "S", Dh), dtype), T(("B", "H_kv", "S_k", Dh), dtype)
     specs = (q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"))
-    meta = {**cfg.meta(), "CAUSAL": causal, "EVEN_N": even}
+    meta = {**cfg.meta(), "CAUSAL": causal, "EVEN_N": even, "FOLD_SCALE": fold}
     hopper = cfg in HOPPER_ATTENTION_CONFIGS
     knobs = {"stages": cfg.stages, **({"schedule": cfg.schedule} if hopper and cfg.schedule else {}),
              **({"overlap": cfg.overlap} if hopper and cfg.overlap is not None else {})}
