@@ -43,7 +43,8 @@ GEMM_MUTANTS = {
     "acc-rezeroed": [("    for k in tl.range(0, K, BK):\n",
                       "    for k in tl.range(0, K, BK):\n        acc = tl.zeros((BM, BN), tl.f32)\n")],
 }
-CAUSAL_MASK = [("        if CAUSAL:\n            visible = visible & (cols <= rows)\n", "")]
+CAUSAL_MASK = [("            if CAUSAL:\n                visible = cols <= rows if EVEN_N else (cols < S_k) & (cols <= rows)\n"
+                "            else:\n                visible = cols < S_k\n", "            visible = cols < S_k\n")]
 LINEAR_MUTANTS = {
     # The state is never updated, so nothing is carried from chunk to chunk.
     "state-never-carried": [
