@@ -194,10 +194,13 @@ def opt_main(argv: list[str] | None = None, *, stdin=None, stdout=None, stderr=N
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`tessera demo`: compile and run every shipped kernel and check it (see tessera.demo)."""
+    """`tessera demo [--report]`: compile and run every shipped kernel and check it (see tessera.demo)."""
     args = sys.argv[1:] if argv is None else list(argv)
-    text = ("usage: tessera demo\n\n  demo   compile the shipped kernels for sm_80 and sm_90, run them (GPU if present,\n"
-            "         else the CPU reference interpreter) and check them against float64 references\n\n"
+    text = ("usage: tessera demo [--report]\n\n"
+            "  demo   compile the shipped kernels for sm_80 and sm_90, run them (GPU if present,\n"
+            "         else the CPU reference interpreter) and check them against float64 references\n"
+            "         --report: print each kernel's compile report (registers, shared memory, occupancy,\n"
+            "         HGMMA/HMMA/FFMA counts, performance warnings)\n\n"
             "Run `tessera-opt --help` to parse, verify and transform Tessera IR.\n")
     if args[:1] == ["demo"]:
         from tessera.demo import main as demo_main

@@ -14,11 +14,15 @@ grouped-query) and linear attention (bf16, with decay):
    fresh random inputs;
 3. compare with the float64 oracle and print the lane and artifact that ran.
 
-Exit status 0 only if every check passed.
+Exit status 0 only if every check passed. `tessera demo --report` also prints
+each compiled kernel's compile report (`CompiledKernel.report`: registers,
+shared memory, occupancy, tensor-core instruction mix, performance warnings).
 """
 
 from __future__ import annotations
 
+import sys
+import textwrap
 import time
 
 import ml_dtypes
@@ -48,7 +52,12 @@ def _traced():
     return {"gemm": gemm, "flash_attention": attn, "linear_attention": lin}
 
 
-def compile_report(name: str, traced) -> bool:
+def _print_report(ck, report: bool) -> None:
+    if report:
+        print(textwrap.indent(ck.report.text(), "    "))
+
+
+def compile_report(name: str, traced, report: bool = False) -> bool:
     ok = True
     for arch in ARCHES:
         t0 = time.perf_counter()
@@ -61,10 +70,11 @@ def compile_report(name: str, traced) -> bool:
         print(f"  compile {name:17s} {arch}: {len(ck.source.splitlines()):5d} lines CUDA C++, "
               f"{len(ck.cubin):7d} B cubin, {hmma:4d} HMMA, {usage.registers:3d} regs, local {local} B, "
               f"{time.perf_counter() - t0:5.2f} s  [{'ok' if good else 'FAIL'}]  {ck.artifact_hash[:12]}")
+        _print_report(ck, report)
     return ok
 
 
-def hopper_report(rng: np.random.Generator) -> bool:
+def hopper_report(rng: np.random.Generator, report: bool = False) -> bool:
     """The sm_90a GEMM (C = gelu(A @ W^T + bias), W as [N, K]): its machine code, then its numerics."""
     from tessera.runtime.host_emulator import run_on_host
     from tessera.compiler.driver import device_arch
@@ -83,6 +93,7 @@ def hopper_report(rng: np.random.Generator) -> bool:
     print(f"  compile {'gemm (nn.Linear)':17s} sm_90a: {len(ck.source.splitlines()):5d} lines CUDA C++, "
           f"{len(ck.cubin):7d} B cubin, {n['HGMMA']:2d} HGMMA {n['UTMALDG']} UTMALDG {n['UTMASTG']} UTMASTG, "
           f"local {local} B, {time.perf_counter() - t0:5.2f} s  [{'ok' if good else 'FAIL'}]  {ck.artifact_hash[:12]}")
+    _print_report(ck, report)
     M, N, K = 300, 520, 200  # ragged in every dimension, 9 tiles over 2-CTA clusters
     a, w = rng.standard_normal((M, K)).astype(BF16), rng.standard_normal((N, K)).astype(BF16)
     bias = rng.standard_normal((1, N)).astype(np.float32)
@@ -156,8 +167,22 @@ def run_checks(lane: str, rng: np.random.Generator) -> bool:
     return ok
 
 
+USAGE = "usage: tessera demo [--report]"
+
+
 def main(argv: list[str] | None = None) -> int:
+    """`tessera demo [--report]`: exit status 0 only if every check passed (1 for a bad argument too)."""
+    from tessera.ir import diagnostics as D
     from tessera.runtime import has_gpu
+
+    args = list(argv or [])
+    unknown = [a for a in args if a != "--report"]
+    if unknown:
+        err = D.TesseraError(D.OPT_COMMAND_LINE, f"tessera demo takes no argument {unknown[0]!r}",
+                             hint=USAGE).with_location("<command-line>:1:1")
+        print(D.format_diagnostic(err), file=sys.stderr)
+        return 1
+    report = "--report" in args
 
     lane = "cuda" if has_gpu() else "reference"
     seed = int(np.random.SeedSequence().entropy % 2**32)
@@ -166,8 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     rng = np.random.default_rng(seed)
     for name, traced in _traced().items():
-        ok &= compile_report(name, traced)
-    ok &= hopper_report(rng)
+        ok &= compile_report(name, traced, report)
+    ok &= hopper_report(rng, report)
     ok &= run_checks(lane, rng)
     print("tessera demo:", "all checks passed" if ok else "SOME CHECKS FAILED")
     return 0 if ok else 1

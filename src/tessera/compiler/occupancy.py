@@ -63,7 +63,8 @@ class Occupancy:
     ctas_per_sm: int
     warps_per_sm: int
     max_warps_per_sm: int
-    limiter: str  # "registers", "shared memory", "threads", "the CTA limit"; "launch" when no CTA fits
+    limiter: str  # "threads", "registers", "shared memory", "the CTA limit", or several joined by " and "
+    #              (each alone allows exactly this many CTAs); "launch" when no CTA fits at all
 
     @property
     def fraction(self) -> float:
@@ -94,9 +95,10 @@ def occupancy(arch: str, registers: int, shared_bytes: int, threads: int) -> Occ
     if (threads < 1 or threads > sm.max_threads_per_cta or registers > sm.max_registers_per_thread
             or regs_per_warp * _round_up(warps, sm.sub_partitions) > sm.registers or smem > sm.shared_bytes):
         return Occupancy(0, 0, sm.warps, "launch")
-    by = {"the CTA limit": sm.ctas, "threads": sm.warps // warps, "shared memory": sm.shared_bytes // smem}
+    by = {"threads": sm.warps // warps}
     if regs_per_warp:
         per_quarter = (sm.registers // sm.sub_partitions) // regs_per_warp
         by["registers"] = per_quarter * sm.sub_partitions // warps
-    limiter = min(by, key=lambda k: (by[k], k != "registers"))  # a tie names registers, the usual lever
-    return Occupancy(by[limiter], by[limiter] * warps, sm.warps, limiter)
+    by["shared memory"], by["the CTA limit"] = sm.shared_bytes // smem, sm.ctas
+    ctas = min(by.values())
+    return Occupancy(ctas, ctas * warps, sm.warps, " and ".join(k for k, n in by.items() if n == ctas))
