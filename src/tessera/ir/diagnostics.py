@@ -349,6 +349,9 @@ OPS_ARG_VALUE = _code("OPS_ARG_VALUE", "an op option has a value the op does not
                       "alpha/beta/scale, bool flags)")
 OPS_GQA_HEADS = _code("OPS_GQA_HEADS", "attention query heads are not a multiple of the key/value heads",
                       "grouped-query attention needs q heads H = G * H_kv with k and v sharing H_kv heads")
+OPS_BACKWARD_UNSUPPORTED = _code("OPS_BACKWARD_UNSUPPORTED", "a gradient was asked of an op that has no backward "
+                                 "kernel yet", "detach the op's inputs (or wrap the call in torch.no_grad()) for "
+                                 "inference, or use an op with a backward (tessera gemm) for the trained part")
 OPS_AUTOTUNE_INPUT = _code("OPS_AUTOTUNE_INPUT", "the autotuner was given a malformed op name, key, candidate list "
                            "or measure function",
                            "pass tune(op: str, key: dict of str/int/float/bool, candidates: non-empty list of such "
