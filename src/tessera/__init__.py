@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 
 _DSL_NAMES = ("kernel", "Kernel", "TracedKernel", "KernelError", "tensor", "scalar", "TensorSpec", "ScalarSpec",
               "DType", "bf16", "f16", "f32", "f64", "i1", "i32", "index")
-__all__ = [*_DSL_NAMES, "tl"]
+__all__ = [*_DSL_NAMES, "tl", "compile", "cdiv"]
 
 
 def __getattr__(name: str):
@@ -26,6 +26,10 @@ def __getattr__(name: str):
         from tessera.compiler import compile as compile_kernel
 
         return compile_kernel
+    if name == "cdiv":  # grids for kernel[grid](...): cdiv(n, BLOCK)
+        from tessera.compiler.launcher import cdiv
+
+        return cdiv
     if name == "TesseraPerformanceWarning":  # what tessera.compile warns with (tessera.compiler.report)
         from tessera.compiler.report import TesseraPerformanceWarning
 

@@ -11,6 +11,7 @@ meta-parameters: Python control flow on them unrolls at trace time.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import io
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from tessera.ir import diagnostics as D
 from tessera.ir.verify import verify_module
 
 _REQUIRED = inspect.Parameter.empty
+LAUNCHER_MODULE = "tessera.compiler.launcher"  # kernel[grid](...): the back end's launcher
 
 
 @dataclass
@@ -125,8 +127,19 @@ class Kernel:
 
     def __call__(self, *args, **kwargs):
         if B.active() is None:
-            raise KernelError(D.DSL_KERNEL_CALL, f"{self.name} is a @tessera.kernel and cannot be called directly")
+            raise KernelError(D.DSL_KERNEL_CALL, f"{self.name} is a @tessera.kernel and cannot be called directly",
+                              hint=f"launch it with {self.name}[grid](*args, **meta) (TESSERA_INTERPRET=1 runs that "
+                                   "on the CPU), or trace it with .trace(*arg_specs, **meta)")
         return self._program()[0](*args, **kwargs)
+
+    def __getitem__(self, grid):
+        """`kernel[grid](*args, **meta)`: trace, compile (once per specialisation) and launch in one line.
+
+        grid: 1-3 ints, or a function of the meta-parameters (a dict) returning them. The launcher
+        belongs to the back end (tessera.compiler.launcher), found by name as targets are, so the
+        front end imports no compiler.
+        """
+        return importlib.import_module(LAUNCHER_MODULE).Launch(self, grid)
 
     def trace(self, *args, **kwargs) -> TracedKernel:
         """Specialise on arg specs and meta-parameters and build the verified Tile IR module.

@@ -313,6 +313,11 @@ COMPILE_PERF_WGMMA_SERIALIZED = _code("COMPILE_PERF_WGMMA_SERIALIZED", "ptxas se
                                       "no register a wgmma reads or accumulates into may be written while a wgmma "
                                       "group is in flight: wait for the group (wgmma.wait_group) before touching "
                                       "its registers, and keep wgmma accumulators out of non-wgmma code")
+COMPILE_LAUNCH_INVALID = _code("COMPILE_LAUNCH_INVALID", "a one-line launch kernel[grid](...) has a malformed grid, "
+                               "lane or launch keyword",
+                               "give the grid as 1 to 3 positive ints or a function of the meta-parameters returning "
+                               "them, lane='cuda' or 'reference' (TESSERA_INTERPRET=1), and keep lane/stream/arch/"
+                               "launch_shape out of the kernel's parameter names")
 COMPILE_PERF_DOT_ON_CUDA_CORES = _code("COMPILE_PERF_DOT_ON_CUDA_CORES", "a tile dot of the kernel runs on CUDA "
                                        "cores: its machine code has no HMMA or HGMMA",
                                        "pass bf16 or f16 operands (f32 operands are never rounded to tf32, so they "
