@@ -38,6 +38,7 @@ API_ONLY_PREFIXES = {
     "EMIT_": "raised by CUDA C++ emission (tessera.target.nvidia.emit.cuda)",
     "COMPILE_": "raised by the compile driver (tessera.compile)",
     "OPS_": "raised by the user-facing ops (tessera.ops)",
+    "BENCH_": "raised by the timing and perf-report helpers (tessera.testing)",
 }
 CODES = sorted(D.all_codes())
 

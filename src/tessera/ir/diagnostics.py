@@ -373,6 +373,13 @@ OPS_AUTOTUNE_CACHE_CORRUPT = _code("OPS_AUTOTUNE_CACHE_CORRUPT", "the autotuning
                                    "nothing to do: the next tune re-measures and rewrites it; delete "
                                    "$TESSERA_CACHE_DIR/autotune.json to start afresh")
 
+# --- benchmarking helpers (tessera.testing) ------------------------------------------
+BENCH_ARG_INVALID = _code("BENCH_ARG_INVALID", "a timing or perf-report helper got a malformed argument",
+                          "read the message: do_bench takes a callable and positive warmup/rep in ms; a Benchmark "
+                          "needs non-empty x_names, x_vals and line_vals")
+BENCH_UNAVAILABLE = _code("BENCH_UNAVAILABLE", "a timing or plot needs an optional package or device that is absent",
+                          "install the package named in the message (torch for CUDA timing, matplotlib for plots) "
+                          "or time on the CPU")
 
 def all_codes() -> dict[str, Code]:
     return dict(_REGISTRY)

@@ -1,0 +1,27 @@
+"""tessera.testing.do_bench on a GPU: CUDA-event times match a copy's bandwidth, the L2 flush shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from tessera import testing as TT
+
+torch = pytest.importorskip("torch")
+
+
+def test_a_device_copy_times_at_hbm_bandwidth():
+    x = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    ms = TT.do_bench(lambda: y.copy_(x), rep=50)
+    tbs = 2 * x.numel() / (ms * 1e-3) / 1e12
+    assert 0.5 < tbs < 6.0, tbs  # H200: ~4.2 TB/s for a copy; anything outside this is a broken timer
+
+
+def test_the_l2_flush_makes_a_small_copy_read_hbm():
+    x = torch.empty(16 << 20, dtype=torch.uint8, device="cuda")  # 16 MB: fits the 50 MB L2
+    y = torch.empty_like(x)
+    cold = TT.do_bench(lambda: y.copy_(x), rep=50, flush_l2=True)
+    hot = TT.do_bench(lambda: y.copy_(x), rep=50, flush_l2=False)
+    assert cold >= hot * 0.95, (cold, hot)
+    lo, mid, hi = TT.do_bench(lambda: y.copy_(x), rep=20, quantiles=(0.2, 0.5, 0.8))
+    assert lo <= mid <= hi
