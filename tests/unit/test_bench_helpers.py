@@ -134,3 +134,14 @@ def test_cuda_timing_without_a_device_says_so():
     with pytest.raises(D.TesseraError) as err:
         TT.do_bench(lambda: None, device="cuda")
     assert err.value.code is D.BENCH_UNAVAILABLE and "no CUDA device" in err.value.message
+
+
+def test_the_readme_plots_draw_from_the_committed_results(tmp_path):
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("plot_results", root / "benchmarks" / "plot_results.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for path in mod.draw(root / "benchmarks" / "results", tmp_path):
+        assert path.read_bytes()[:4] == b"\x89PNG" and (root / "docs" / "img" / path.name).exists()
