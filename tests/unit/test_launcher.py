@@ -181,3 +181,65 @@ def test_calling_a_kernel_directly_points_at_the_launch_syntax(rng):
 def test_tessera_exports_compile_and_cdiv():
     assert {"compile", "cdiv"} <= set(tessera.__all__)
     assert tessera.cdiv(1000, 256) == 4 and tessera.cdiv(1024, 256) == 4 and callable(tessera.compile)
+
+
+def test_static_dims_bake_sizes_into_the_trace(rng):
+    @tessera.kernel(static_dims={"X": 1})
+    def row_sums(X, Y, *, BM=8):
+        m0 = tl.program_id(0) * BM
+        tl.store(Y, [m0, 0], tl.sum(tl.load(X, [m0, 0], (BM, X.shape[1])), 1))  # a tile as wide as X
+
+    x = rng.standard_normal((20, 48)).astype(np.float32)
+    y = np.zeros((20, 1), np.float32)
+    row_sums[(3,)](x, y, lane="reference")
+    np.testing.assert_allclose(y[:, 0], x.astype(np.float64).sum(1), rtol=1e-5)
+    (key,) = [k for k in L._traced if k[0] is row_sums]
+    assert key[1][0].shape == ("X.0", 48)  # dim 1 static, dim 0 symbolic
+    @tessera.kernel
+    def wide(X, Y):
+        tl.store(Y, [0, 0], tl.load(X, [0, 0], (8, X.shape[1])))
+
+    with pytest.raises(D.TesseraError) as err:  # not declared static: the tile shape has no size
+        wide[(1,)](x, np.zeros_like(x), lane="reference")
+    assert err.value.code is D.DSL_SHAPE_INVALID
+    wide[(1,)](x, y2 := np.zeros_like(x), lane="reference", static_dims={"X": (1,)})  # the launch keyword
+    np.testing.assert_array_equal(y2[:8], x[:8])
+
+
+@pytest.mark.parametrize("static, code, text", [
+    ({"W": 0}, D.DSL_SIGNATURE, "names 'W'"),
+    ({"X": (-1,)}, D.DSL_SIGNATURE, "dim indices"),
+    ({"X": "1"}, D.DSL_SIGNATURE, "dim indices"),
+    ({"X": 2}, D.COMPILE_LAUNCH_INVALID, "has rank 1"),
+])
+def test_bad_static_dims_are_coded(static, code, text, rng):
+    x, y, z = vectors(rng, 10)
+    with pytest.raises(D.TesseraError) as err:
+        add[(1,)](x, y, z, lane="reference", static_dims=static)
+    assert err.value.code is code and text in err.value.message
+    with pytest.raises(D.TesseraError) as err:
+        tessera.kernel(static_dims=[1])(lambda X: None)
+    assert err.value.code in (D.DSL_SIGNATURE, D.DSL_SOURCE)
+
+
+def test_errors_point_at_user_code_when_tessera_is_imported_through_dotdot(tmp_path):
+    """A sys.path entry such as tutorials/../src names tessera's files with '..': still internal."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    src = Path(L.__file__).resolve().parents[2]
+    user = tmp_path / "user.py"
+    user.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(src.parent / 'tests' / '..' / 'src')!r})\n"
+        "import numpy as np, tessera\n"
+        "from tessera import tl\n"
+        "@tessera.kernel\n"
+        "def k(X, n):\n"
+        "    tl.store(X, [0], tl.full((4,), 1.0 / n, tl.f32))\n"
+        "try:\n"
+        "    k[(1,)](np.zeros(4, np.float32), 3, lane='reference')\n"
+        "except tessera.KernelError as e:\n"
+        "    print(e.location)\n")
+    out = subprocess.run([sys.executable, str(user)], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith(f"{user}:7:"), out.stdout + out.stderr

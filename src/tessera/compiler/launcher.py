@@ -43,13 +43,13 @@ from tessera.compiler import arrays
 from tessera.compiler.driver import compile_cached
 from tessera.compiler.launch_shape import LaunchShape
 from tessera.dsl.errors import frame_position
-from tessera.dsl.kernel import Kernel
-from tessera.dsl.specs import spec_of, tensor
+from tessera.dsl.kernel import Kernel, check_static_dims
+from tessera.dsl.specs import TensorSpec, spec_of, tensor
 from tessera.ir import diagnostics as D
 
 INTERPRET_ENV = "TESSERA_INTERPRET"
 LANES = ("cuda", "reference")
-LAUNCH_KEYWORDS = ("lane", "stream", "arch", "launch_shape")
+LAUNCH_KEYWORDS = ("lane", "stream", "arch", "launch_shape", "static_dims")
 _traced: dict = {}  # (kernel, specs, meta) -> TracedKernel, for the reference lane
 
 
@@ -82,10 +82,10 @@ class Launch:
     grid: object
 
     def __call__(self, *args, lane: str | None = None, stream=None, arch: str | None = None,
-                 launch_shape: LaunchShape | None = None, **kwargs):
+                 launch_shape: LaunchShape | None = None, static_dims: dict | None = None, **kwargs):
         try:
             return launch(self.kernel, self.grid, args, kwargs, lane=lane, stream=stream, arch=arch,
-                          launch_shape=launch_shape)
+                          launch_shape=launch_shape, static_dims=static_dims)
         except D.TesseraError as err:
             if err.location is None:  # a launch problem: point at the line that launched
                 file, line, col = frame_position(sys._getframe(1))
@@ -94,7 +94,7 @@ class Launch:
 
 
 def launch(kernel: Kernel, grid, args: tuple, kwargs: dict, *, lane: str | None = None, stream=None,
-           arch: str | None = None, launch_shape: LaunchShape | None = None):
+           arch: str | None = None, launch_shape: LaunchShape | None = None, static_dims: dict | None = None):
     """Run `kernel` over `grid` on `args` (see the module docstring); the lane's LaunchResult / RunResult."""
     clash = [n for n in (*kernel.params, *kernel.meta_names) if n in LAUNCH_KEYWORDS]
     if clash:
@@ -106,7 +106,8 @@ def launch(kernel: Kernel, grid, args: tuple, kwargs: dict, *, lane: str | None 
                        hint=f"pass lane='cuda' (the GPU) or lane='reference' (the CPU interpreter), or set "
                             f"{INTERPRET_ENV}=1")
     values, meta = _bind(kernel, args, kwargs)
-    specs = tuple(_spec(values[p], p) for p in kernel.params)
+    static = {**kernel.static_dims, **check_static_dims(kernel.name, kernel.params, static_dims or {})}
+    specs = tuple(_spec(values[p], p, static.get(p, ())) for p in kernel.params)
     full_meta = {**kernel.meta_defaults, **meta}
     dims = _grid(kernel, grid, full_meta)
     if lane == "reference":
@@ -158,17 +159,24 @@ def _bind(kernel: Kernel, args: tuple, kwargs: dict) -> tuple[dict, dict]:
     return values, meta
 
 
-def _spec(value, param: str):
-    """The trace spec of one run-time value: an array's dtype and rank (symbolic dims), a scalar's type."""
-    if isinstance(value, np.ndarray) or value is None or not hasattr(value, "shape"):
-        return spec_of(value, param)
+def _spec(value, param: str, static: tuple[int, ...] = ()):
+    """The trace spec of one run-time value: an array's dtype and rank (dims symbolic but for `static`,
+    which take the array's sizes), a scalar's type."""
+    if value is None or not hasattr(value, "shape") or (isinstance(value, np.ndarray) and not static):
+        spec = spec_of(value, param)
+        if static and not isinstance(spec, TensorSpec):
+            raise _invalid(f"static_dims names {param!r}, which is given {type(value).__name__} {value!r}, not an "
+                           "array")
+        return spec
     v = arrays.view(value)
     if v is None or v.dtype is None:
         raise D.TesseraError(D.DSL_ARG_SPEC, f"argument '{param}' is a {type(value).__name__} with no dtype "
                                              "Tessera takes")
     if not v.shape:
         raise D.TesseraError(D.DSL_ARG_SPEC, f"argument '{param}' is a 0-d array: pass a Python number")
-    return tensor(tuple(f"{param}.{i}" for i in range(len(v.shape))), v.dtype)
+    if static and static[-1] >= len(v.shape):
+        raise _invalid(f"static_dims[{param!r}] names dim {static[-1]}, but {param} has rank {len(v.shape)}")
+    return tensor(tuple(v.shape[i] if i in static else f"{param}.{i}" for i in range(len(v.shape))), v.dtype)
 
 
 def _grid(kernel: Kernel, grid, meta: dict) -> tuple[int, ...]:

@@ -19,8 +19,16 @@ _DSL_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _POSITIONS: dict[types.CodeType, list] = {}
 
 
+_INTERNAL: dict[str, bool] = {}
+
+
 def is_internal(filename: str) -> bool:
-    return filename.startswith(_DSL_DIR)
+    """Whether code from `filename` is tessera.dsl's own (normalised once per name: tessera imported through a
+    path with '..' in it names its files that way)."""
+    hit = _INTERNAL.get(filename)
+    if hit is None:
+        hit = _INTERNAL[filename] = os.path.abspath(filename).startswith(_DSL_DIR)
+    return hit
 
 
 def user_frame() -> types.FrameType | None:

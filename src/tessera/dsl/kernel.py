@@ -95,7 +95,7 @@ class TracedKernel:
 class Kernel:
     """A tile program. Trace it with `.trace(*arg_specs, **meta)`; inside another kernel, calling it inlines it."""
 
-    def __init__(self, fn, name: str | None = None):
+    def __init__(self, fn, name: str | None = None, static_dims: dict | None = None):
         if not inspect.isfunction(fn):
             raise KernelError(D.DSL_SOURCE, f"@tessera.kernel decorates a def function, not {fn!r}")
         self.fn = fn
@@ -115,6 +115,7 @@ class Kernel:
         self.meta_defaults: dict[str, object] = {k: v for k, v in meta.items() if v is not _REQUIRED}
         self.meta_names: tuple[str, ...] = tuple(meta)
         self._rewritten = None
+        self.static_dims = check_static_dims(self.name, self.params, static_dims or {}, where)
         functools.update_wrapper(self, fn)
 
     def __repr__(self) -> str:
@@ -212,13 +213,36 @@ class Kernel:
         return TracedKernel(self.name, module, self.params, specs, meta, filename)
 
 
-def kernel(fn=None, *, name: str | None = None):
+def check_static_dims(name: str, params, static_dims, where=None) -> dict[str, tuple[int, ...]]:
+    """{param: sorted dims} from a static_dims mapping, or DSL_SIGNATURE naming what is wrong."""
+    if not isinstance(static_dims, dict):
+        raise KernelError(D.DSL_SIGNATURE, f"{name}: static_dims is a {type(static_dims).__name__}, not a dict "
+                                           "{param: (dim, ...)}", where=where)
+    out = {}
+    for param, dims in static_dims.items():
+        if param not in params:
+            raise KernelError(D.DSL_SIGNATURE, f"{name}: static_dims names {param!r}, which is not a run-time "
+                                               f"parameter ({', '.join(params)})", where=where)
+        dims = (dims,) if isinstance(dims, int) else dims
+        if not isinstance(dims, (tuple, list)) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
+            raise KernelError(D.DSL_SIGNATURE, f"{name}: static_dims[{param!r}] is {dims!r}; give dim indices "
+                                               "(ints >= 0)", where=where)
+        out[param] = tuple(sorted(set(dims)))
+    return out
+
+
+def kernel(fn=None, *, name: str | None = None, static_dims: dict | None = None):
     """Decorate a tile program: `@tessera.kernel` or `@tessera.kernel(name="gemm_bf16")`.
+
+    static_dims: {param: (dim, ...)}: the dims a one-line launch (`kernel[grid](...)`) bakes into the
+    trace as static sizes, read off the arrays it is given (a tile shape such as (BLOCK_M, D) needs D
+    static); every other dim stays symbolic. `.trace(...)` takes its specs as given.
 
     `def f(A, B, C, alpha, *, BM=128, BN=128)`: A, B, C, alpha are run-time
     arguments; BM, BN are meta-parameters fixed per trace. The body uses
     `tessera.tl`; loops over `tl.range(...)` become scf.for.
     """
     if fn is None:
-        return lambda f: Kernel(f, name)
-    return Kernel(fn, name)
+        return lambda f: Kernel(f, name, static_dims)
+    return Kernel(fn, name, static_dims)

@@ -24,6 +24,15 @@ from tessera.ir import diagnostics as D
 LANES = ("auto", "cuda", "reference")
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # .../tessera/
 _state = threading.local()
+_INSIDE: dict[str, bool] = {}
+
+
+def _in_package(filename: str) -> bool:
+    """Whether `filename` is tessera's (normalised once per name: a sys.path entry with '..' names files so)."""
+    hit = _INSIDE.get(filename)
+    if hit is None:
+        hit = _INSIDE[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR)
+    return hit
 _plans: dict = {}
 
 
@@ -33,7 +42,7 @@ class OpsError(D.TesseraError):
     def __init__(self, code: D.Code, op: str, message: str, hint: str | None = None):
         super().__init__(code, f"tessera.ops.{op}: {message}", hint=hint)
         frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        while frame is not None and _in_package(frame.f_code.co_filename):
             frame = frame.f_back
         if frame is not None:
             self.with_location(f"{frame.f_code.co_filename}:{frame.f_lineno}:1")
