@@ -262,7 +262,10 @@ def stream_reader(template, view_: ArrayView):
         if raw is not None:
             return partial(raw, view_.device or 0)
         cuda = getattr(torch, "cuda", None)
-        return None if cuda is None else lambda: cuda.current_stream(view_.device).cuda_stream
+        built = getattr(getattr(getattr(torch, "backends", None), "cuda", None), "is_built", None)
+        if cuda is None or (built is not None and not built()):  # a CPU build of torch has no CUDA stream
+            return None
+        return lambda: cuda.current_stream(view_.device).cuda_stream
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(template, cupy.ndarray):
         return lambda: cupy.cuda.get_current_stream().ptr
