@@ -93,7 +93,8 @@ class TracedKernel:
 
 
 class Kernel:
-    """A tile program. Trace it with `.trace(*arg_specs, **meta)`; inside another kernel, calling it inlines it."""
+    """A tile program. Launch it with `kernel[grid](*args, **meta)` (tessera.compiler.launcher), trace it with
+    `.trace(*arg_specs, **meta)`; inside another kernel, calling it inlines it."""
 
     def __init__(self, fn, name: str | None = None, static_dims: dict | None = None):
         if not inspect.isfunction(fn):
@@ -235,13 +236,13 @@ def check_static_dims(name: str, params, static_dims, where=None) -> dict[str, t
 def kernel(fn=None, *, name: str | None = None, static_dims: dict | None = None):
     """Decorate a tile program: `@tessera.kernel` or `@tessera.kernel(name="gemm_bf16")`.
 
-    static_dims: {param: (dim, ...)}: the dims a one-line launch (`kernel[grid](...)`) bakes into the
-    trace as static sizes, read off the arrays it is given (a tile shape such as (BLOCK_M, D) needs D
-    static); every other dim stays symbolic. `.trace(...)` takes its specs as given.
-
     `def f(A, B, C, alpha, *, BM=128, BN=128)`: A, B, C, alpha are run-time
     arguments; BM, BN are meta-parameters fixed per trace. The body uses
     `tessera.tl`; loops over `tl.range(...)` become scf.for.
+
+    static_dims: {param: (dim, ...)}: the dims a one-line launch (`kernel[grid](...)`) bakes into the
+    trace as static sizes, read off the arrays it is given (a tile shape such as (BLOCK_M, D) needs D
+    static); every other dim stays symbolic. `.trace(...)` takes its specs as given.
     """
     if fn is None:
         return lambda f: Kernel(f, name, static_dims)
