@@ -107,12 +107,41 @@ class Tile(Traced):
         raise KernelError(D.DSL_UNSUPPORTED, f"tile {self!r} is not iterable: it is one value while tracing",
                           hint="reduce with tl.sum/tl.max, or load the part you need with tl.load")
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise KernelError(D.DSL_UNSUPPORTED, f"numpy's {ufunc.__name__} cannot run on tile {self!r}: numpy "
+                                             "computes on the host, a tile is traced into the kernel",
+                          hint=numpy_hint(ufunc.__name__))
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise KernelError(D.DSL_UNSUPPORTED, f"numpy's {func.__name__} cannot run on tile {self!r}: numpy "
+                                             "computes on the host, a tile is traced into the kernel",
+                          hint=numpy_hint(func.__name__))
+
     def __getitem__(self, item):
         raise KernelError(D.DSL_UNSUPPORTED, f"tile {self!r} cannot be indexed or sliced",
                           hint="load the sub-tile you need with tl.load, or mask with tl.where")
 
     def __matmul__(self, other):
         raise KernelError(D.DSL_UNSUPPORTED, "'@' is not a tile operator", hint="use tl.dot(a, b, acc)")
+
+
+# numpy names -> their tl spelling, for the hint when a numpy function meets a tile
+_NUMPY_TO_TL = {"exp": "tl.exp", "exp2": "tl.exp2", "log": "tl.log", "sqrt": "tl.sqrt", "tanh": "tl.tanh",
+                "absolute": "tl.abs", "abs": "tl.abs", "maximum": "tl.maximum", "minimum": "tl.minimum",
+                "fmax": "tl.maximum", "fmin": "tl.minimum", "sum": "tl.sum(x, axis)", "max": "tl.max(x, axis)",
+                "amax": "tl.max(x, axis)", "min": "tl.min(x, axis)", "amin": "tl.min(x, axis)",
+                "where": "tl.where", "dot": "tl.dot", "matmul": "tl.dot", "zeros": "tl.zeros", "full": "tl.full",
+                "arange": "tl.arange", "broadcast_to": "tl.broadcast_to", "transpose": "x.T", "erf": "tl.erf",
+                "add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/", "negative": "-x"}
+
+
+def numpy_hint(name: str) -> str:
+    """The hint for numpy's `name` on a tile: its tl spelling where there is one."""
+    spelled = _NUMPY_TO_TL.get(name)
+    if spelled is None:
+        return "use the tessera.tl functions (tl.exp, tl.sum, tl.where, ...) inside a kernel"
+    return f"use {spelled} inside a kernel" if spelled.startswith(("tl.", "x.")) else \
+        f"use the operator {spelled} on tiles"
 
 
 # --- emission helpers -----------------------------------------------------------------------

@@ -33,7 +33,7 @@ from tessera.ir.types import tile_type
 bfloat16, float16, float32, float64, int32 = bf16, f16, f32, f64, i32
 
 __all__ = ["bf16", "f16", "f32", "f64", "i1", "i32", "index", "program_id", "num_programs", "load", "store", "dot",
-           "zeros", "full", "arange", "iota", "where", "exp", "exp2", "log", "sqrt", "rsqrt", "tanh", "erf", "abs",
+           "zeros", "full", "arange", "iota", "where", "exp", "exp2", "log", "sqrt", "rsqrt", "tanh", "erf", "abs", "sigmoid",
            "maximum", "minimum", "sum", "max", "min", "broadcast_to", "cdiv", "dim", "range", "Tile", "Scalar",
            "Tensor"]
 
@@ -248,6 +248,18 @@ rsqrt = _math(TO.RsqrtOp, lambda v: 1.0 / math.sqrt(v), "rsqrt")
 tanh = _math(TO.TanhOp, math.tanh, "tanh")
 erf = _math(TO.ErfOp, math.erf, "erf")
 abs = _math(TO.AbsOp, builtins.abs, "abs")  # noqa: A001
+
+
+def sigmoid(x):
+    """Elementwise logistic 1 / (1 + exp(-x)) of a float tile (on a Python number, the same in floats).
+
+    Composed of tile.exp, an add and a divide: for x -> -inf, exp(-x) overflows to inf and the
+    result is 0, for x -> +inf it is 1, never NaN."""
+    reject_poison(x)
+    if isinstance(x, NUMBER):
+        v = float(x)
+        return 1.0 / (1.0 + math.exp(-v)) if v >= 0 else math.exp(v) / (1.0 + math.exp(v))
+    return 1.0 / (1.0 + exp(-_tile(x, "tl.sigmoid")))
 
 
 def _extremum(a, b, sym: str, name: str):
