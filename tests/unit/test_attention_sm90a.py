@@ -98,6 +98,29 @@ def test_overlap_rotates_the_loop():
     assert [op.name for op in plain.walk()].count("nv.wgmma") == 1
 
 
+def _q_releases(module) -> list:
+    """The ops that free Q's slot (per-thread arrivals), with the block that holds each and its index there."""
+    return [(op.parent, list(op.parent.ops).index(op)) for op in module.walk()
+            if op.name == "nv.mbarrier_arrive" and op.per.data == "thread"]
+
+
+def test_q_is_released_before_the_last_pv_and_the_epilogue():
+    """With the loop rotated, every QK^T of a tile is done when the rotated loop ends: Q's slot is freed there (and
+    in the branch with no key step), so the next tile's Q loads under this tile's last P V and its stores. Without
+    overlap it is freed after the loop, as before."""
+    module = _lowered(_trace(128, False, 128))
+    releases = _q_releases(module)
+    assert len(releases) == 2, releases  # the rotated branch and the no-step branch of `if lb < ub`
+    block, at = next((b, i) for b, i in releases if any(o.name == "scf.for" for o in b.ops))
+    names = [o.name for o in block.ops]
+    assert "scf.for" in names[:at] and "nv.wgmma_rs" in names[at:], names  # after the loop, before the last P V
+    assert not any(n.startswith("nv.wgmma") for n in names[names.index("scf.for"):at]), names
+    plain, _ = lower(_trace(128, False, 128), default_pipeline("sm_90a", stages=STAGES, overlap=False), "sm_90a")
+    (block, at), = _q_releases(plain)
+    names = [o.name for o in block.ops]
+    assert "scf.for" in names[:at] and not any(n.startswith("nv.wgmma") for n in names[at:]), names
+
+
 @pytest.mark.parametrize("D", [64, 128])
 def test_softmax_stays_in_registers(D):
     """The IR has the RS wgmma and register row reductions; shared memory is Q + the K/V ring + barriers."""

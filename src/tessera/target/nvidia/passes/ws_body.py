@@ -365,14 +365,32 @@ class BodyBuilder(Builder):
             parity = self._tile_parity(ops, mapping)
             for st in bd.fixed:
                 ops.append(H.MbarrierWaitOp(zero, parity, st.full))
+        early = self._early_fixed(rotation)
         if rotation is None:
             it_out = self._plain_loop(regs, ops, it, mapping, consumer)
         else:
-            it_out = self._rotated_loop(regs, ops, it, mapping, consumer, rotation)
+            it_out = self._rotated_loop(regs, ops, it, mapping, consumer, rotation, early)
         for st in bd.fixed:  # every mma reading it has completed (no group outlives its loop step); every thread
-            ops.append(H.MbarrierArriveOp(zero, st.empty, per="thread"))
+            if st not in early:
+                ops.append(H.MbarrierArriveOp(zero, st.empty, per="thread"))
         lower_all(regs, ops, bd.epilogue)
         return it_out
+
+    def _early_fixed(self, rot: Rotation | None) -> list[Staged]:
+        """Fixed operands that no mma of the rotated loop's final step (its last mma and tail) reads: their slot
+        is free once the rotated loop ends, so the producer loads the next tile's (Q) under this tile's last
+        mma and epilogue instead of after them."""
+        if rot is None:
+            return []
+        final = {op for op in [rot.last, *rot.tail] for op in op.walk()}
+        return [st for st in self.body_.fixed
+                if not any(m.op in final and st in (m.a, m.b) for m in self.body_.mmas)]
+
+    @staticmethod
+    def _release(ops: list, fixed: list[Staged]) -> list[Operation]:
+        zero = index_const(ops, 0)
+        ops += [H.MbarrierArriveOp(zero, st.empty, per="thread") for st in fixed]
+        return ops
 
     def _plain_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
         """The loop as written: each wgmma waited for where it is issued."""
@@ -397,9 +415,11 @@ class BodyBuilder(Builder):
         return new_loop.results[0]
 
     def _rotated_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue,
-                      rot: Rotation) -> SSAValue:
+                      rot: Rotation, early: list[Staged] = ()) -> SSAValue:
         """The loop rotated by one step (ws_overlap): head(0); {early(j+1), last mma(j), tail(j), rest(j+1)};
-        last mma and tail of the final step; all inside `if lb < ub` (no step: the results are the inits)."""
+        last mma and tail of the final step; all inside `if lb < ub` (no step: the results are the inits).
+        The `early` fixed operands are released where the rotated loop ends (every wgmma reading them is done:
+        no group crosses its back edge), in either branch."""
         loop = self.body_.loop
         src = loop.body.block
         iv, args, yld = src.args[0], src.args[1:], src.last_op
@@ -440,6 +460,7 @@ class BodyBuilder(Builder):
         block.add_ops(inner)
         rotated = scf.ForOp(lb, binop(region, arith.SubiOp, ub, step), step, [it, *live0], block)
         region.append(rotated)
+        self._release(region, list(early))
 
         end = regs.fork()
         flight.maps = [end.map]
@@ -455,7 +476,8 @@ class BodyBuilder(Builder):
         outs = [end.get(y) for y in yld.operands]
         region.append(scf.YieldOp(binop(region, arith.AddiOp, it_last, 1), *outs))
         any_step = arith.CmpiOp(lb, ub, "slt")
-        guarded = scf.IfOp(any_step, [IndexType(), *(v.type for v in inits)], region, [scf.YieldOp(it, *inits)])
+        guarded = scf.IfOp(any_step, [IndexType(), *(v.type for v in inits)], region,
+                           [*self._release([], list(early)), scf.YieldOp(it, *inits)])
         ops += [any_step, guarded]
         for old, new in zip(loop.results, guarded.results[1:]):
             regs.map[old] = new
