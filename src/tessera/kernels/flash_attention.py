@@ -14,7 +14,8 @@ the row max is taken on the raw scores and scaled per row, so each exp2 argument
 s * scale' - m, instead of a multiply, then a subtract; ops.attention sets it when scale > 0).
 
 Causal masking is top-left aligned, as torch SDPA's is_causal: query i sees keys
-j <= i. Keys j >= S_k are masked with -inf; padded query rows are dropped on
+j <= i. Causal programs take their query blocks last first (program 0 the block
+with the most keys), so a launch's last tiles are its shortest. Keys j >= S_k are masked with -inf; padded query rows are dropped on
 store. The online softmax works in base 2: scores are multiplied by
 scale*log2(e) so exp2 replaces exp, and LSE = m_i*ln(2) + log(l_i) converts back.
 A row whose keys are all masked gets O = 0 and LSE = -inf, never NaN.
@@ -37,7 +38,10 @@ def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=Fa
                     FOLD_SCALE=False):
     H, S_q, D = Q.shape[1], Q.shape[2], Q.shape[3]
     H_kv, S_k = K.shape[1], K.shape[2]
-    m0 = tl.program_id(0) * BLOCK_M
+    if CAUSAL:  # longest first: query block i runs i + 1 key blocks, so the last waves get the short ones
+        m0 = (tl.num_programs(0) - 1 - tl.program_id(0)) * BLOCK_M
+    else:
+        m0 = tl.program_id(0) * BLOCK_M
     bh = tl.program_id(1)
     b = bh // H
     h = bh % H
