@@ -73,7 +73,7 @@ def bench(fn) -> float:
     return float(triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median"))
 
 
-def row(cfg) -> dict:
+def row(cfg, tune: bool = False) -> dict:
     B, H, H_kv, S_q, S_k, D, causal = cfg
     g = torch.Generator(device="cuda").manual_seed(S_q * 7 + S_k + D)
     q = torch.randn(B, H, S_q, D, device="cuda", generator=g).bfloat16()
@@ -83,22 +83,37 @@ def row(cfg) -> dict:
     ours = lambda: ops.attention(q, k, v, causal=causal, out=o, lse=lse)  # noqa: E731
     out = {"config": name(cfg), "shape": dict(zip(("B", "H", "H_kv", "S_q", "S_k", "D", "causal"), cfg))}
     flops = 4.0 * B * H * S_q * S_k * D / (2 if causal and S_q == S_k else 1)
-    try:
+
+    def measure(prefix: str, artifact: str) -> None:
+        """Numerics against float64 on sampled rows, then the timing, as `prefix`_* fields."""
+        o.fill_(float("nan"))
         ours()
         torch.cuda.synchronize()
         rec = ops.last_run()
-        out["artifact"] = {"arch": rec.arch, "hash": rec.artifact_hash, "config": str(rec.config), "block": rec.block}
+        out[artifact] = {"arch": rec.arch, "hash": rec.artifact_hash, "config": str(rec.config), "block": rec.block}
         heads = sorted({0, H - 1})
         picked = torch.unique(torch.cat([torch.arange(min(128, S_q)), torch.arange(max(0, S_q - 128), S_q),
                                          torch.randint(0, S_q, (128,), generator=torch.Generator().manual_seed(1))]))
         rows = picked.to("cuda")
         ro, rl = reference(q, k, v, causal, heads, rows)
         got_o = o[0, heads][:, rows].double()
-        out["o_rel_err"] = float((got_o - ro).norm() / ro.norm())
-        out["lse_max_err"] = float((lse[0, heads][:, rows].double() - rl).abs().max())
-        out["correct"] = out["o_rel_err"] <= O_TOL and out["lse_max_err"] <= LSE_TOL
-        out["ours_ms"] = bench(ours)
-        out["ours_tflops"] = round(flops / out["ours_ms"] / 1e9, 1)
+        errs = {"o_rel_err": float((got_o - ro).norm() / ro.norm()),
+                "lse_max_err": float((lse[0, heads][:, rows].double() - rl).abs().max())}
+        pre = "" if prefix == "ours" else prefix + "_"
+        out.update({pre + k: v for k, v in errs.items()})
+        out[pre + "correct"] = errs["o_rel_err"] <= O_TOL and errs["lse_max_err"] <= LSE_TOL
+        out[f"{prefix}_ms"] = bench(ours)
+        out[f"{prefix}_tflops"] = round(flops / out[f"{prefix}_ms"] / 1e9, 1)
+
+    try:
+        measure("ours", "artifact")
+        if tune:
+            res = ops.tune_attention(B, H, S_q, S_k, D, H_kv=H_kv, causal=causal, progress=False)
+            out["tuned_config"] = res.config
+            out["tuned_source"] = res.source
+            out["tuning"] = [{"config": t.config, "ms": t.seconds and round(t.seconds * 1e3, 4), "error": t.error}
+                             for t in res.timings]
+            measure("tuned", "tuned_artifact")
     except Exception as err:  # noqa: BLE001 - a failing row is recorded, the others still run
         out["error"] = f"{type(err).__name__}: {err}"[:600]
         out["trace_tail"] = traceback.format_exc().splitlines()[-4:]
@@ -116,6 +131,8 @@ def row(cfg) -> dict:
     if out["peer"] and "ours_tflops" in out:
         out["cudnn_tflops"] = out.get("cudnn_tflops", peers[out["peer"]])
         out["ratio"] = round(out["ours_tflops"] / peers[out["peer"]], 3)
+    if out["peer"] and "tuned_tflops" in out:
+        out["tuned_ratio"] = round(out["tuned_tflops"] / peers[out["peer"]], 3)
     if S_q <= 16 and "ours_ms" in out:
         kv_bytes = 2 * B * H_kv * S_k * D * 2
         out["ours_kv_tb_s"] = round(kv_bytes / out["ours_ms"] / 1e9, 2)
@@ -152,30 +169,33 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true")
     p.add_argument("--variant", default=None, help="BLOCK_M,BLOCK_N,stages[,schedule[,overlap 0/1]] of the 128-row sm_90a config, for an "
                    "A/B run (not a shipped config: its rows are notes, not results)")
+    p.add_argument("--tune", action="store_true", help="also tune each row (ops.tune_attention, cached under "
+                   "$TESSERA_CACHE_DIR) and time ops.attention again with the winner: tuned_* fields")
     a = p.parse_args(argv)
     if a.variant:
-        from tessera.ops import _attention, configs
+        from tessera.ops import configs
 
         bm, bn, stages, *rest = a.variant.split(",")
         schedule = rest[0] if rest else None
         overlap = bool(int(rest[1])) if len(rest) > 1 else None
         cfg = configs.AttentionConfig(int(bm), int(bn), int(stages), schedule, overlap)
-        configs.HOPPER_ATTENTION = configs.HOPPER_ATTENTION_CAUSAL = cfg
-        _attention.HOPPER_ATTENTION_CONFIGS = configs.HOPPER_ATTENTION_CONFIGS = (cfg, configs.HOPPER_ATTENTION_64)
+        configs.HOPPER_ATTENTION = configs.HOPPER_ATTENTION_CAUSAL = cfg  # the rule's 128-row picks
     rows = []
     for cfg in QUICK if a.quick else CONFIGS:
-        r = row(cfg)
+        r = row(cfg, a.tune)
         rows.append(r)
         print(json.dumps(r), flush=True)
         torch.cuda.empty_cache()
     ratios = [r["ratio"] for r in rows if "ratio" in r]
+    tuned = [r["tuned_ratio"] for r in rows if "tuned_ratio" in r]
     doc = {"command": "python benchmarks/bench_hopper_attention.py" + (" --quick" if a.quick else "")
-           + (f" --variant {a.variant}" if a.variant else ""),
+           + (f" --variant {a.variant}" if a.variant else "") + (" --tune" if a.tune else ""),
            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cudnn": torch.backends.cudnn.version(), "rows": rows,
            "geomean_ratio": round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 3) if ratios else None,
+           "tuned_geomean_ratio": round(math.exp(sum(map(math.log, tuned)) / len(tuned)), 3) if tuned else None,
            "host": host_times()}
-    print(json.dumps({k: doc[k] for k in ("geomean_ratio", "host")}))
+    print(json.dumps({k: doc[k] for k in ("geomean_ratio", "tuned_geomean_ratio", "host")}))
     if a.out:
         with open(a.out, "w") as f:
             json.dump(doc, f, indent=1)

@@ -102,3 +102,48 @@ def test_tune_gemm_measures_caches_and_ops_gemm_uses_the_winner():
     ops.gemm(a, w, trans_b=True)
     rec = ops.last_run()
     assert rec.config["config_source"] == "cache" and rec.config["BN"] == res.config["BN"]
+
+
+# --- ops.attention's sm_90a configs: every autotuning candidate, and the tuner itself ------------------------
+
+from tessera.kernels import flash_attention as FA  # noqa: E402
+from tessera.ops import _hopper_attention as HA  # noqa: E402
+from tessera.ops import autotune  # noqa: E402
+
+ATTN_CASES = [(cand, d, causal) for cand in HA.CANDIDATES for d in (64, 128) for causal in (False, True)]
+
+
+@pytest.mark.parametrize("cand, d, causal", ATTN_CASES,
+                         ids=["{BLOCK_M}x{BLOCK_N}s{stages}".format(**c) + f"-d{d}-{'causal' if k else 'full'}"
+                              for c, d, k in ATTN_CASES])
+def test_every_attention_candidate_runs_pinned(cand, d, causal):
+    """Each config the tuner may pick, pinned, on a ragged GQA shape: O and LSE against float64."""
+    B, H, H_kv, S = 2, 4, 2, 2 * cand["BLOCK_M"] + 45
+    g = torch.Generator(device="cuda").manual_seed(d + causal + cand["stages"])
+    qt = torch.randn(B, H, S, d, device="cuda", generator=g).bfloat16()
+    k, v = (torch.randn(B, H_kv, S + 17, d, device="cuda", generator=g).bfloat16() for _ in range(2))
+    autotune.pin(HA.OP, cand)
+    try:
+        o, lse = ops.attention(qt, k, v, causal=causal)
+        rec = ops.last_run()
+    finally:
+        autotune.unpin(HA.OP)
+    assert rec.arch == "sm_90a" and rec.config["config_source"] == "pinned"
+    assert (rec.config["BLOCK_M"], rec.config["BLOCK_N"], rec.config["stages"]) == tuple(cand.values())
+    want_o, want_lse = FA.reference_attention(q(qt), q(k), q(v), causal=causal)
+    assert rel_error(q(o), want_o) <= error_bound("bf16")
+    assert np.abs(q(lse) - want_lse).max() <= 1e-3
+
+
+def test_tune_attention_measures_caches_and_ops_attention_uses_the_winner():
+    res = ops.tune_attention(2, 8, 1024, 1024, 128, H_kv=2, progress=False, runs=3)
+    assert res.source == "measured" and len(res.timings) == len(HA.CANDIDATES)
+    assert all(t.error is None for t in res.timings), [t.error for t in res.timings]
+    again = ops.tune_attention(2, 8, 1024, 1024, 128, H_kv=2, progress=False)
+    assert again.source == "cache" and again.config == res.config
+    qt = torch.randn(2, 8, 1000, 128, device="cuda").bfloat16()  # same buckets as 1024
+    k, v = (torch.randn(2, 2, 1000, 128, device="cuda").bfloat16() for _ in range(2))
+    o, _ = ops.attention(qt, k, v)
+    rec = ops.last_run()
+    assert rec.config["config_source"] == "cache" and rec.config["BLOCK_M"] == res.config["BLOCK_M"]
+    assert rel_error(q(o), FA.reference_attention(q(qt), q(k), q(v))[0]) <= error_bound("bf16")

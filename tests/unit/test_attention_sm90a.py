@@ -25,6 +25,7 @@ from tessera.compiler.driver import default_pipeline, lower
 from tessera.dsl import kernel, tl
 from tessera.ir.diagnostics import TesseraError
 from tessera.kernels import flash_attention as FA
+from tessera.ops._hopper_attention import CANDIDATES, config_of
 from tessera.ops.configs import HOPPER_ATTENTION, HOPPER_ATTENTION_CONFIGS
 from tessera.reference.oracles import error_bound, rel_error
 from tessera.target.nvidia.emit.cuda import emit_cuda
@@ -55,12 +56,17 @@ def _lowered(traced):
     return module
 
 
-@pytest.mark.parametrize("cfg", list(dict.fromkeys(HOPPER_ATTENTION_CONFIGS)), ids=lambda c: f"{c.BLOCK_M}x{c.BLOCK_N}s{c.stages}")
+# every config ops.attention can launch on sm_90: the rule's defaults and every candidate the autotuner may pick
+ALL_CONFIGS = list(dict.fromkeys(HOPPER_ATTENTION_CONFIGS + tuple(config_of(c) for c in CANDIDATES)))
+
+
+@pytest.mark.parametrize("cfg", ALL_CONFIGS, ids=lambda c: f"{c.BLOCK_M}x{c.BLOCK_N}s{c.stages}")
 @pytest.mark.parametrize("D", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("fast", [False, True])
 def test_compiles_with_hgmma_and_no_local_memory(cfg, D, causal, fast):
-    """Every config ops.attention picks on sm_90, plain and as ops mostly runs it (EVEN_N, FOLD_SCALE)."""
+    """Every config ops.attention picks on sm_90 (default or tuned), plain and as ops mostly runs it (EVEN_N,
+    FOLD_SCALE)."""
     ck = tessera.compile(_trace(D, causal, cfg.BLOCK_N, BM=cfg.BLOCK_M, even=fast, fold=fast), "sm_90a",
                          stages=cfg.stages)
     sass = disassemble(ck.cubin)
@@ -174,6 +180,21 @@ def test_numerics_on_the_host_emulator(name):
     ro, rl = FA.reference_attention(q, k, v, scale, causal)
     assert rel_error(o, ro) <= error_bound(dtype), name
     assert np.abs(lse - rl).max() <= LSE_TOL, name
+
+
+@pytest.mark.parametrize("i", range(len(ALL_CONFIGS)), ids=lambda i: "{0.BLOCK_M}x{0.BLOCK_N}s{0.stages}".format(ALL_CONFIGS[i]))
+def test_every_config_on_the_host_emulator(i):
+    """Each config ops.attention may launch (a default or an autotuning candidate) with its own ring depth, on a
+    ragged GQA shape with several tiles per CTA; causal and d alternate over the list so both of each run."""
+    cfg = ALL_CONFIGS[i]
+    D, causal = (128, 64)[i % 2], i % 4 >= 2
+    B, H, H_kv, S_q, S_k = 1, 2, 1, 2 * cfg.BLOCK_M + 3, 2 * cfg.BLOCK_N + 61
+    module, _ = lower(_trace(D, causal, cfg.BLOCK_N, BM=cfg.BLOCK_M, fold=True),
+                      default_pipeline("sm_90a", stages=cfg.stages), "sm_90a")
+    o, lse, (q, k, v, scale) = _run(emit_cuda(module), B, H, H_kv, S_q, S_k, D, "bf16", causal, seed=i, BM=cfg.BLOCK_M)
+    ro, rl = FA.reference_attention(q, k, v, scale, causal)
+    assert rel_error(o, ro) <= error_bound("bf16"), cfg
+    assert np.abs(lse - rl).max() <= LSE_TOL, cfg
 
 
 SHIFT = 5  # query i sees keys j <= i - SHIFT: rows 0..SHIFT-1 see none

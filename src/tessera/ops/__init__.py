@@ -31,12 +31,14 @@ output is allocated or written.
 Warm calls: each (op, dtypes, flags, tile config, arch, device) is traced and
 compiled once per process (`tessera.compile` caches cubins on disk too);
 a repeated call checks its arrays and launches. Configurations by shape:
-`tessera.ops.configs`.
+`tessera.ops.configs`; on Hopper, pinned or tuned (`tune_gemm`, `tune_attention`,
+`tessera.ops.autotune`).
 """
 
 from tessera.ops._attention import attention, linear_attention
 from tessera.ops._common import RunRecord, last_run
 from tessera.ops._gemm import gemm
 from tessera.ops._hopper import tune_gemm
+from tessera.ops._hopper_attention import tune_attention
 
-__all__ = ["gemm", "attention", "linear_attention", "last_run", "RunRecord", "tune_gemm"]
+__all__ = ["gemm", "attention", "linear_attention", "last_run", "RunRecord", "tune_gemm", "tune_attention"]

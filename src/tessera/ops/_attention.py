@@ -13,7 +13,8 @@ from tessera.kernels import linear_attention as LA
 from tessera.ops._common import Checker, Plan, memref, plan_for, start
 from tessera.ops._warm import REALS, remember, run_warm, warm_key
 from tessera.ops import _hopper as H
-from tessera.ops.configs import HEAD_DIMS, HOPPER_ATTENTION_CONFIGS, attention_config, linear_attention_config
+from tessera.ops import _hopper_attention as HA
+from tessera.ops.configs import HEAD_DIMS, attention_config, linear_attention_config
 
 DTYPES = ("bf16", "f16", "f32")
 GRID_Y_LIMIT = 65535
@@ -78,13 +79,15 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
     hopper = lane == "cuda" and _hopper_eligible(device, Q, Kv, V)
     # Non-causal GQA on sm_90a: the `group` query heads of a kv head are one head of group * S_q rows (the same
     # contiguous memory), so a program's K/V steps serve all of them (decode: 4 rows of 64, not 1 of 128 per load).
-    group = H // H_kv if hopper and not causal else 1
+    group = HA.group_of(H, H_kv, causal) if hopper else 1
     rows = S_q * group
-    cfg = attention_config(rows, Dh, hopper, causal)
+    # sm_90a: pinned, tuned or by rule (_hopper_attention); else the table's one config
+    cfg, source = HA.choose(B, H, H_kv, S_q, S_k, Dh, causal, Q.dtype) if hopper else (attention_config(rows, Dh),
+                                                                                      None)
     even = Kv.shape[2] % cfg.BLOCK_N == 0  # no key-bound mask (EVEN_N)
     fold = scale_v > 0  # the scale folded into each exp2's FFMA (FOLD_SCALE)
-    key = ("attention", lane, device, Q.dtype, Dh, causal, even, fold, cfg)
-    plan = plan_for(key, lambda: _build_attention(lane, device, Q.dtype, Dh, causal, even, fold, cfg))
+    key = ("attention", lane, device, Q.dtype, Dh, causal, even, fold, cfg, hopper, source)
+    plan = plan_for(key, lambda: _build_attention(lane, device, Q.dtype, Dh, causal, even, fold, cfg, hopper, source))
     values = []
     q_rows, lse_rows = (B, H // group, rows, Dh), (B, H // group, rows)
     for x, xv, shape in ((q, Q, q_rows), (k, Kv, None), (v, V, None), (o, O, q_rows), (lse_a, L, lse_rows)):
@@ -107,15 +110,22 @@ def _hopper_eligible(device: int, Q, K, V) -> bool:
             and all(H.tma_ok(x, 4) for x in (Q, K, V)))
 
 
-def _build_attention(lane, device, dtype, Dh, causal, even, fold, cfg) -> Plan:
+def kernel_specs(dtype, Dh, causal, even, fold, cfg, hopper: bool):
+    """(specs, meta, knobs) of the flash_attention kernel ops.attention compiles: what `tune_attention` compiles
+    too, so a tuned candidate is the very kernel a call then loads from the cache."""
     T = tessera.tensor
     q, kv = T(("B", "H", "S", Dh), dtype), T(("B", "H_kv", "S_k", Dh), dtype)
     specs = (q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"))
     meta = {**cfg.meta(), "CAUSAL": causal, "EVEN_N": even, "FOLD_SCALE": fold}
-    hopper = cfg in HOPPER_ATTENTION_CONFIGS
     knobs = {"stages": cfg.stages, **({"schedule": cfg.schedule} if hopper and cfg.schedule else {}),
              **({"overlap": cfg.overlap} if hopper and cfg.overlap is not None else {})}
-    return _plan("attention", FA.flash_attention, specs, meta, {**meta, **knobs}, lane, device, knobs,
+    return specs, meta, knobs
+
+
+def _build_attention(lane, device, dtype, Dh, causal, even, fold, cfg, hopper, source) -> Plan:
+    specs, meta, knobs = kernel_specs(dtype, Dh, causal, even, fold, cfg, hopper)
+    config = {**meta, **knobs, **({"config_source": source} if source else {})}
+    return _plan("attention", FA.flash_attention, specs, meta, config, lane, device, knobs,
                  "sm_90a" if hopper else None)
 
 

@@ -18,7 +18,8 @@ GEMM (`gemm_config(M, N, K)`), 128 threads (2 x 2 warps) per CTA:
   sm_90 227, but sm_86/sm_89 99, so there `gemm_config(..., arch=)` takes 64 x 128 x 32 with 3 stages
   (75 KiB) instead; f32 operands take 35 KiB and keep 128 x 128.)
 Attention (`attention_config(S_q, D)`; on sm_90 with TMA-readable bf16/f16 q, k, v the sm_90a kernel with
-  BLOCK_M = 128 (64 for S_q <= 64), BLOCK_N = 128, 2 stages): BLOCK_M = 64 query rows, BLOCK_N = 64
+  BLOCK_M = 128 (64 for S_q <= 64), BLOCK_N = 128, a K/V ring of 3 (2 causal, 2 for BLOCK_M 64) unless a pin
+  or a tuned winner says otherwise: ops/_hopper_attention.py): BLOCK_M = 64 query rows, BLOCK_N = 64
   keys per step for every S_q (BLOCK_M = 128 spills 88 B to 1.4 KB of stack) (a short sequence wastes rows of one program,
   not launches or compiles); D (the head dim) must be 64 or 128.
 Linear attention (`linear_attention_config(D_k, D_v)`): CHUNK = 32 time steps;

@@ -1,0 +1,147 @@
+"""tessera.ops.attention on Hopper: which config the sm_90a kernel launches, pinned, tuned or by rule.
+
+As for the sm_90a GEMM (`_hopper.py`), the config comes from, in order: a pin
+(`tessera.ops.autotune.pin("attention_sm90a", {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 3})`
+or TESSERA_PIN_ATTENTION_SM90A=BLOCK_M=128,BLOCK_N=128,stages=3), the autotune cache
+(`tune_attention(...)` measures CANDIDATES on the device and keeps the winner per
+key on disk; with TESSERA_AUTOTUNE=1 the first call of a new key tunes itself),
+else the rule in `tessera.ops.configs.attention_config`. Every candidate compiles
+without local memory and runs on the host emulator in CI
+(tests/unit/test_attention_tuning.py) and against float64 on the GPU
+(tests/gpu/test_ops_hopper_gpu.py).
+
+The key is what moves the winner: rows per program column (S_q, times the GQA group
+ops.attention packs into rows), S_k, the head dim, causal, dtype, and the number of
+(batch, kv head) columns (with rows, the tile count that fills the waves).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+
+from tessera.ir import diagnostics as diag
+from tessera.ops import autotune
+from tessera.ops._common import OpsError
+from tessera.ops.configs import AttentionConfig, attention_config
+
+OP = "attention_sm90a"
+# BLOCK_M = 128: two consumer warpgroups of 64 query rows; 64: one (decode, few rows). stages: the K/V ring.
+CANDIDATES = [
+    {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 2},
+    {"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4},
+    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2},
+    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 3},
+]
+_ALLOWED = {"BLOCK_M": (64, 128), "BLOCK_N": (64, 128), "stages": (1, 2, 3, 4)}
+L2_FLUSH_BYTES = 256 << 20
+
+
+def config_of(config: dict, source: str = "pin") -> AttentionConfig:
+    """An AttentionConfig from a candidate, pin or cache dict; values the kernel does not take are
+    OPS_AUTOTUNE_PIN_INVALID (a pin is the only way one gets here)."""
+    bad = [f"{k}={config.get(k)!r}" for k, allowed in _ALLOWED.items() if config.get(k) not in allowed]
+    if bad or set(config) != set(_ALLOWED):
+        extra = sorted(set(config) - set(_ALLOWED))
+        raise OpsError(diag.OPS_AUTOTUNE_PIN_INVALID, OP, f"the {source} config {config!r} has "
+                       + ", ".join(bad + [f"unknown {k}" for k in extra]),
+                       hint="BLOCK_M and BLOCK_N take 64 or 128, stages 1 to 4, e.g. "
+                            "TESSERA_PIN_ATTENTION_SM90A=BLOCK_M=128,BLOCK_N=128,stages=3")
+    return AttentionConfig(config["BLOCK_M"], config["BLOCK_N"], config["stages"])
+
+
+def as_dict(cfg: AttentionConfig) -> dict:
+    return {"BLOCK_M": cfg.BLOCK_M, "BLOCK_N": cfg.BLOCK_N, "stages": cfg.stages}
+
+
+def group_of(H: int, H_kv: int, causal: bool) -> int:
+    """How many query heads ops.attention packs into one head of rows: a non-causal GQA group shares its kv
+    head's K/V steps (the same contiguous memory); causal rows keep their own diagonal, so no packing."""
+    return 1 if causal else H // H_kv
+
+
+def tune_key(B: int, H: int, H_kv: int, S_q: int, S_k: int, Dh: int, causal: bool, dtype: str) -> dict:
+    """Shape buckets (rows = S_q x the packed GQA group; S_k; columns = the (batch, head) programs' count), head
+    dim, causal, dtype, arch and the toolchain (a new NVRTC re-tunes)."""
+    from tessera.target.nvidia.toolchain.nvrtc import toolchain_versions
+
+    group = group_of(H, H_kv, causal)
+    return {"rows": autotune.shape_bucket(S_q * group), "S_k": autotune.shape_bucket(S_k),
+            "columns": autotune.shape_bucket(B * H // group), "D": Dh, "causal": bool(causal), "dtype": dtype,
+            "arch": "sm_90a", "toolchain": ";".join(f"{k}={v}" for k, v in toolchain_versions())}
+
+
+def choose(B: int, H: int, H_kv: int, S_q: int, S_k: int, Dh: int, causal: bool,
+           dtype: str) -> tuple[AttentionConfig, str]:
+    """(config, source): pinned, else cached, else (TESSERA_AUTOTUNE=1) measured now, else the default rule."""
+    found = autotune.lookup(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), CANDIDATES)
+    if found is None and os.environ.get("TESSERA_AUTOTUNE") == "1":
+        found = tune_attention(B, H, S_q, S_k, Dh, H_kv=H_kv, causal=causal, dtype=dtype)
+    if found is None:
+        return attention_config(S_q * group_of(H, H_kv, causal), Dh, hopper=True, causal=causal), "default"
+    return config_of(found.config, found.source), found.source
+
+
+def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | None = None, causal: bool = False,
+                   dtype: str = "bf16", progress: bool | None = None, runs: int = 10):
+    """Measure CANDIDATES for attention of q [B, H, S_q, Dh] and k, v [B, H_kv, S_k, Dh] on the GPU; cache and
+    return the TuneResult (under the key ops.attention looks up for such a call).
+
+    Needs torch. Each candidate is compiled, run on fresh random inputs, checked against torch SDPA (a wrong
+    result fails the candidate) and timed (median of `runs` CUDA-event timings, the L2 flushed before each).
+    """
+    H_kv = H if H_kv is None else H_kv
+    for name, v in (("B", B), ("H", H), ("H_kv", H_kv), ("S_q", S_q), ("S_k", S_k)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise OpsError(diag.OPS_AUTOTUNE_INPUT, "tune_attention", f"{name}={v!r} is not an int >= 1")
+    if H % H_kv:
+        raise OpsError(diag.OPS_AUTOTUNE_INPUT, "tune_attention", f"H={H} is not a multiple of H_kv={H_kv}")
+    if dtype not in ("bf16", "f16") or Dh not in (64, 128):
+        raise OpsError(diag.OPS_AUTOTUNE_INPUT, "tune_attention", f"dtype {dtype!r}, D={Dh}: the sm_90a kernel "
+                                                                  "takes bf16 or f16 and D 64 or 128")
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - the GPU image has torch
+        raise OpsError(diag.OPS_AUTOTUNE_INPUT, "tune_attention", "tune_attention measures with torch CUDA "
+                                                                  "tensors; torch is not installed") from None
+    from tessera.compiler.driver import compile_cached
+    from tessera.kernels import flash_attention as FA
+    from tessera.ops._attention import kernel_specs
+
+    group = group_of(H, H_kv, causal)
+    tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
+    q = torch.randn(B, H, S_q, Dh, device="cuda").to(tdt)
+    k, v = (torch.randn(B, H_kv, S_k, Dh, device="cuda").to(tdt) for _ in range(2))
+    o, lse = torch.empty_like(q), torch.empty(B, H, S_q, device="cuda")
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=H != H_kv).float()
+    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    scale = 1.0 / math.sqrt(Dh)
+    rows, heads = S_q * group, H // group  # ops.attention's view: a group of query heads is one head of rows
+    args = [q.view(B, heads, rows, Dh), k, v, o.view(B, heads, rows, Dh), lse.view(B, heads, rows), scale]
+
+    def measure(config: dict) -> float:
+        cfg = config_of(config, "candidate")
+        specs, meta, knobs = kernel_specs(dtype, Dh, causal, S_k % cfg.BLOCK_N == 0, True, cfg, hopper=True)
+        ck = compile_cached(FA.flash_attention, specs, meta, arch="sm_90a", **knobs)
+        grid = (-(-rows // cfg.BLOCK_M), B * heads)
+        stream = torch.cuda.current_stream()
+        ck.launch(grid, args, stream=stream, sync=True)  # bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT
+        err = float((o.float() - want).norm() / want.norm())
+        if not err < 2e-2:
+            raise OpsError(diag.OPS_AUTOTUNE_FAILED, "tune_attention", f"{config}: relative error {err:.3g} "
+                                                                       "against torch SDPA")
+        times = []
+        for r in range(runs):
+            flush.fill_(r & 0xFF)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record(stream)
+            ck.launch(grid, args, stream=stream)
+            end.record(stream)
+            end.synchronize()
+            times.append(start.elapsed_time(end) / 1e3)
+        return statistics.median(times)
+
+    return autotune.tune(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), CANDIDATES, measure,
+                         progress=progress)
