@@ -25,7 +25,7 @@ from tessera.compiler.driver import default_pipeline, lower
 from tessera.dsl import kernel, tl
 from tessera.ir.diagnostics import TesseraError
 from tessera.kernels import flash_attention as FA
-from tessera.ops._hopper_attention import CANDIDATES, config_of
+from tessera.ops._hopper_attention import candidates, config_of
 from tessera.ops.configs import HOPPER_ATTENTION, HOPPER_ATTENTION_CONFIGS
 from tessera.reference.oracles import error_bound, rel_error
 from tessera.target.nvidia.emit.cuda import emit_cuda
@@ -56,12 +56,17 @@ def _lowered(traced):
     return module
 
 
-# every config ops.attention can launch on sm_90: the rule's defaults and every candidate the autotuner may pick
-ALL_CONFIGS = list(dict.fromkeys(HOPPER_ATTENTION_CONFIGS + tuple(config_of(c) for c in CANDIDATES)))
+# every (config, head dim) ops.attention can launch on sm_90: the rule's defaults and every autotuning candidate
+CASES = [(cfg, D) for D in (64, 128) for cfg in dict.fromkeys(HOPPER_ATTENTION_CONFIGS
+                                                              + tuple(config_of(c, Dh=D) for c in candidates(D)))]
 
 
-@pytest.mark.parametrize("cfg", ALL_CONFIGS, ids=lambda c: f"{c.BLOCK_M}x{c.BLOCK_N}s{c.stages}")
-@pytest.mark.parametrize("D", [64, 128])
+def _case_id(case) -> str:
+    cfg, D = case
+    return f"{cfg.BLOCK_M}x{cfg.BLOCK_N}s{cfg.stages}-d{D}"
+
+
+@pytest.mark.parametrize("cfg, D", CASES, ids=[_case_id(c) for c in CASES])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("fast", [False, True])
 def test_compiles_with_hgmma_and_no_local_memory(cfg, D, causal, fast):
@@ -182,12 +187,12 @@ def test_numerics_on_the_host_emulator(name):
     assert np.abs(lse - rl).max() <= LSE_TOL, name
 
 
-@pytest.mark.parametrize("i", range(len(ALL_CONFIGS)), ids=lambda i: "{0.BLOCK_M}x{0.BLOCK_N}s{0.stages}".format(ALL_CONFIGS[i]))
+@pytest.mark.parametrize("i", range(len(CASES)), ids=[_case_id(c) for c in CASES])
 def test_every_config_on_the_host_emulator(i):
     """Each config ops.attention may launch (a default or an autotuning candidate) with its own ring depth, on a
-    ragged GQA shape with several tiles per CTA; causal and d alternate over the list so both of each run."""
-    cfg = ALL_CONFIGS[i]
-    D, causal = (128, 64)[i % 2], i % 4 >= 2
+    ragged GQA shape with several tiles per CTA; causal alternates over the list so both run at each head dim."""
+    cfg, D = CASES[i]
+    causal = i % 2 == 1
     B, H, H_kv, S_q, S_k = 1, 2, 1, 2 * cfg.BLOCK_M + 3, 2 * cfg.BLOCK_N + 61
     module, _ = lower(_trace(D, causal, cfg.BLOCK_N, BM=cfg.BLOCK_M, fold=True),
                       default_pipeline("sm_90a", stages=cfg.stages), "sm_90a")

@@ -49,7 +49,7 @@ def fill_cache(winner: dict, **changes) -> list:
         calls.append(config)
         return 1e-4 if config == winner else 2e-4
 
-    autotune.tune(HA.OP, key(**changes), HA.CANDIDATES, measure, progress=False)
+    autotune.tune(HA.OP, key(**changes), HA.candidates({**SHAPE, **changes}["Dh"]), measure, progress=False)
     return calls
 
 
@@ -57,7 +57,7 @@ def test_every_default_is_a_candidate():
     """The rule's picks are among the configs the tuner measures (so each default is tested where they are)."""
     picks = {attention_config(rows, d, hopper=True, causal=c)
              for rows, d, c in itertools.product((1, 16, 64, 65, 1024, 4096, 16384), (64, 128), (False, True))}
-    assert picks <= {HA.config_of(c) for c in HA.CANDIDATES}
+    assert picks <= {HA.config_of(c) for c in HA.CANDIDATES}  # every head dim's candidates
 
 
 def test_without_a_pin_or_cache_the_rule_decides():
@@ -68,7 +68,7 @@ def test_without_a_pin_or_cache_the_rule_decides():
 
 def test_a_cached_winner_is_used_for_its_key_only():
     winner = {"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4}
-    assert len(fill_cache(winner)) == len(HA.CANDIDATES)
+    assert len(fill_cache(winner)) == len(HA.candidates(128))
     assert choose() == (AttentionConfig(128, 64, 4), "cache")
     assert choose(S_q=4000, S_k=3000) == (AttentionConfig(128, 64, 4), "cache")  # same buckets
     assert choose(causal=True)[1] == "default"
@@ -89,6 +89,18 @@ def test_a_pin_beats_the_cache_and_the_environment_beats_a_pin(monkeypatch):
     assert choose(Dh=64)[1] == "default"  # the pin names D=128
     monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=128,BLOCK_N=128,stages=2")
     assert choose() == (AttentionConfig(128, 128, 2), "pinned")
+
+
+def test_three_consumer_warpgroups_are_a_head_dim_64_candidate_only(monkeypatch):
+    assert {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 2} in HA.candidates(64)
+    assert all(c["BLOCK_M"] != 192 for c in HA.candidates(128))
+    fill_cache({"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3}, Dh=64)
+    assert choose(Dh=64) == (AttentionConfig(192, 128, 3), "cache")
+    monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=192,BLOCK_N=128,stages=2")
+    assert choose(Dh=64) == (AttentionConfig(192, 128, 2), "pinned")
+    with pytest.raises(TesseraError) as err:  # spills at d = 128
+        choose()
+    assert err.value.code.name == "OPS_AUTOTUNE_PIN_INVALID" and "head dim 128" in str(err.value)
 
 
 @pytest.mark.parametrize("pin, words", [

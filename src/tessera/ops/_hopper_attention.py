@@ -28,6 +28,7 @@ from tessera.ops.configs import AttentionConfig, attention_config
 
 OP = "attention_sm90a"
 # BLOCK_M = 128: two consumer warpgroups of 64 query rows; 64: one (decode, few rows). stages: the K/V ring.
+# Every head dim:
 CANDIDATES = [
     {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 3},
     {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 2},
@@ -35,19 +36,31 @@ CANDIDATES = [
     {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2},
     {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 3},
 ]
+# d = 64 only: three consumer warpgroups (160 registers each) fit a 64 x 64 O, a 64 x 128 S and P; at d = 128 they
+# spill. Half the math per K/V byte of d = 128, so more rows share each K/V step.
+CANDIDATES_D64 = [
+    {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 2},
+    {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3},
+]
 _ALLOWED = {"BLOCK_M": (64, 128), "BLOCK_N": (64, 128), "stages": (1, 2, 3, 4)}
 L2_FLUSH_BYTES = 256 << 20
 
 
-def config_of(config: dict, source: str = "pin") -> AttentionConfig:
-    """An AttentionConfig from a candidate, pin or cache dict; values the kernel does not take are
-    OPS_AUTOTUNE_PIN_INVALID (a pin is the only way one gets here)."""
-    bad = [f"{k}={config.get(k)!r}" for k, allowed in _ALLOWED.items() if config.get(k) not in allowed]
-    if bad or set(config) != set(_ALLOWED):
-        extra = sorted(set(config) - set(_ALLOWED))
+def candidates(Dh: int) -> list[dict]:
+    """The configs tune_attention measures at head dim Dh."""
+    return CANDIDATES + (CANDIDATES_D64 if Dh == 64 else [])
+
+
+def config_of(config: dict, source: str = "pin", Dh: int = 128) -> AttentionConfig:
+    """An AttentionConfig from a candidate, pin or cache dict; values the kernel does not take at head dim Dh
+    are OPS_AUTOTUNE_PIN_INVALID (a pin is the only way one gets here)."""
+    allowed = {**_ALLOWED, "BLOCK_M": _ALLOWED["BLOCK_M"] + ((192,) if Dh == 64 else ())}
+    bad = [f"{k}={config.get(k)!r}" for k, values in allowed.items() if config.get(k) not in values]
+    if bad or set(config) != set(allowed):
+        extra = sorted(set(config) - set(allowed))
         raise OpsError(diag.OPS_AUTOTUNE_PIN_INVALID, OP, f"the {source} config {config!r} has "
-                       + ", ".join(bad + [f"unknown {k}" for k in extra]),
-                       hint="BLOCK_M and BLOCK_N take 64 or 128, stages 1 to 4, e.g. "
+                       + ", ".join(bad + [f"unknown {k}" for k in extra]) + f" (head dim {Dh})",
+                       hint="BLOCK_M takes 64 or 128 (192 at head dim 64), BLOCK_N 64 or 128, stages 1 to 4, e.g. "
                             "TESSERA_PIN_ATTENTION_SM90A=BLOCK_M=128,BLOCK_N=128,stages=3")
     return AttentionConfig(config["BLOCK_M"], config["BLOCK_N"], config["stages"])
 
@@ -76,12 +89,12 @@ def tune_key(B: int, H: int, H_kv: int, S_q: int, S_k: int, Dh: int, causal: boo
 def choose(B: int, H: int, H_kv: int, S_q: int, S_k: int, Dh: int, causal: bool,
            dtype: str) -> tuple[AttentionConfig, str]:
     """(config, source): pinned, else cached, else (TESSERA_AUTOTUNE=1) measured now, else the default rule."""
-    found = autotune.lookup(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), CANDIDATES)
+    found = autotune.lookup(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), candidates(Dh))
     if found is None and os.environ.get("TESSERA_AUTOTUNE") == "1":
         found = tune_attention(B, H, S_q, S_k, Dh, H_kv=H_kv, causal=causal, dtype=dtype)
     if found is None:
         return attention_config(S_q * group_of(H, H_kv, causal), Dh, hopper=True, causal=causal), "default"
-    return config_of(found.config, found.source), found.source
+    return config_of(found.config, found.source, Dh), found.source
 
 
 def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | None = None, causal: bool = False,
@@ -122,7 +135,7 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
     args = [q.view(B, heads, rows, Dh), k, v, o.view(B, heads, rows, Dh), lse.view(B, heads, rows), scale]
 
     def measure(config: dict) -> float:
-        cfg = config_of(config, "candidate")
+        cfg = config_of(config, "candidate", Dh)
         specs, meta, knobs = kernel_specs(dtype, Dh, causal, S_k % cfg.BLOCK_N == 0, True, cfg, hopper=True)
         ck = compile_cached(FA.flash_attention, specs, meta, arch="sm_90a", **knobs)
         grid = (-(-rows // cfg.BLOCK_M), B * heads)
@@ -143,5 +156,5 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
             times.append(start.elapsed_time(end) / 1e3)
         return statistics.median(times)
 
-    return autotune.tune(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), CANDIDATES, measure,
+    return autotune.tune(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), candidates(Dh), measure,
                          progress=progress)

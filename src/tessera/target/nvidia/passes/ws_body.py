@@ -173,10 +173,10 @@ def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
                              "reads it from the accumulator layout")
         wm, wn = (v.data for v in pa.warps.data)
         tile_m = pa.source.type.get_shape()[0] if a is None or a.major == "k" else a.cols
-        if fa.m.data != WG_ROWS or wn != 1 or tile_m != wm * WG_ROWS or tile_m not in (64, 128):
+        if fa.m.data != WG_ROWS or wn != 1 or tile_m != wm * WG_ROWS or tile_m not in (64, 128, 192):
             raise refuse(m, f"a {tile_m}-row tile on warpgroups [{wm}, {wn}] of {fa.m.data} rows: this lowering "
-                            "runs one consumer warpgroup per 64 rows, BM = 64 or 128",
-                         "use BLOCK_M = 64 or 128 and the default warp grid")
+                            "runs one consumer warpgroup per 64 rows, BM = 64, 128 or 192",
+                         "use BLOCK_M = 64, 128 or 192 and the default warp grid")
         if bm is not None and tile_m != bm:
             raise refuse(m, f"mmas of {bm} and {tile_m} rows in one loop: every mma covers the same BM rows")
         bm, dtype = tile_m, fa.elem

@@ -24,7 +24,7 @@ from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, KLoop, binop, cmpi
 LOCAL_TILE = object()  # mapping key: (t, first, step) of the persistent loop, for a tile's ordinal in this CTA
 MULTICASTS = ("b", "a")  # the operand a 2-CTA cluster shares: b (pairs of tile rows) or a (pairs of tile columns)
 # setmaxnreg per consumer count: 128 * producer + 128 * consumers * consumer <= 64K registers (multiples of 8)
-REGS = {2: (40, 232), 3: (40, 152)}  # one consumer warpgroup keeps the even share (no setmaxnreg)
+REGS = {2: (40, 232), 3: (32, 160)}  # one consumer keeps the even share (no setmaxnreg); 3: as FlashAttention-3
 
 
 class Builder:
