@@ -26,7 +26,7 @@ from tessera.dsl import kernel, tl
 from tessera.ir.diagnostics import TesseraError
 from tessera.kernels import flash_attention as FA
 from tessera.ops._hopper_attention import candidates, config_of
-from tessera.ops.configs import HOPPER_ATTENTION, HOPPER_ATTENTION_CONFIGS
+from tessera.ops.configs import HOPPER_ATTENTION, attention_config
 from tessera.reference.oracles import error_bound, rel_error
 from tessera.target.nvidia.emit.cuda import emit_cuda
 from tessera.target.nvidia.toolchain.sass import count_instructions, disassemble, resource_usage
@@ -57,8 +57,12 @@ def _lowered(traced):
 
 
 # every (config, head dim) ops.attention can launch on sm_90: the rule's defaults and every autotuning candidate
-CASES = [(cfg, D) for D in (64, 128) for cfg in dict.fromkeys(HOPPER_ATTENTION_CONFIGS
-                                                              + tuple(config_of(c, Dh=D) for c in candidates(D)))]
+def _defaults(D: int) -> tuple:
+    return tuple(attention_config(rows, D, hopper=True, causal=c) for rows in (16, 4096) for c in (False, True))
+
+
+CASES = [(cfg, D) for D in (64, 128) for cfg in dict.fromkeys(_defaults(D) + tuple(config_of(c, Dh=D)
+                                                                                   for c in candidates(D)))]
 
 
 def _case_id(case) -> str:

@@ -161,7 +161,8 @@ def test_attention_gqa_causal(host):
                          ids=["decode-heads-packed", "causal-128-rows", "long-rows-packed"])
 def test_attention_on_sm90_takes_the_sm90a_kernel(host, causal, S):
     """Device arrays: the warp-specialised wgmma kernel, on the emulator. Non-causal GQA packs the 4 query heads
-    of a kv head into one head of 4 * S rows (decode: 12 rows, the one-warpgroup 64-row config)."""
+    of a kv head into one head of 4 * S rows (decode: 12 rows, the one-warpgroup 64-row config; 280 rows at d = 64:
+    the 192-row config)."""
     B, H, H_kv, D = 1, 8, 2, 64
     q, k, v = randn((B, H, S, D), seed=1), randn((B, H_kv, 90, D), seed=2), randn((B, H_kv, 90, D), seed=3)
     o, lse = np.full((B, H, S, D), np.nan, BF16), np.full((B, H, S), np.nan, np.float32)
@@ -171,7 +172,7 @@ def test_attention_on_sm90_takes_the_sm90a_kernel(host, causal, S):
     assert rel_error(o, want_o) <= error_bound("bf16") and np.abs(lse - want_lse).max() <= 1e-4
     rec = ops.last_run()
     rows, heads = (S * H // H_kv, H_kv) if not causal else (S, H)
-    bm = 64 if rows <= 64 else 128
+    bm = 64 if rows <= 64 else 128 if causal else 192  # d = 64 non-causal: three consumer warpgroups
     assert (rec.lane, rec.arch, rec.config["BLOCK_M"], rec.block) == ("host-emulator", "sm_90a", bm,
                                                                        (128 * (1 + bm // 64), 1, 1))
     assert rec.grid == (-(-rows // bm), B * heads, 1)

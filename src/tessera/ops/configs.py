@@ -18,7 +18,8 @@ GEMM (`gemm_config(M, N, K)`), 128 threads (2 x 2 warps) per CTA:
   sm_90 227, but sm_86/sm_89 99, so there `gemm_config(..., arch=)` takes 64 x 128 x 32 with 3 stages
   (75 KiB) instead; f32 operands take 35 KiB and keep 128 x 128.)
 Attention (`attention_config(S_q, D)`; on sm_90 with TMA-readable bf16/f16 q, k, v the sm_90a kernel with
-  BLOCK_M = 128 (64 for S_q <= 64), BLOCK_N = 128, a K/V ring of 3 (2 causal, 2 for BLOCK_M 64) unless a pin
+  BLOCK_M = 128 (64 for S_q <= 64; 192 at d = 64 non-causal), BLOCK_N = 128, a K/V ring of 3 (2 causal, 2 for
+  BLOCK_M 64) unless a pin
   or a tuned winner says otherwise: ops/_hopper_attention.py): BLOCK_M = 64 query rows, BLOCK_N = 64
   keys per step for every S_q (BLOCK_M = 128 spills 88 B to 1.4 KB of stack) (a short sequence wastes rows of one program,
   not launches or compiles); D (the head dim) must be 64 or 128.
@@ -74,7 +75,8 @@ _ATTENTION = AttentionConfig(64, 64)
 HOPPER_ATTENTION = AttentionConfig(128, 128, 3)  # a ring of 3: +7% at S 4k, d 128 on the H100 (v6 notes)
 HOPPER_ATTENTION_64 = AttentionConfig(64, 128, 2)  # decode: at most 64 query rows (heads packed) per program
 HOPPER_ATTENTION_CAUSAL = AttentionConfig(128, 128, 2)  # causal: a ring of 3 was 5% slower on the H200
-HOPPER_ATTENTION_CONFIGS = (HOPPER_ATTENTION, HOPPER_ATTENTION_CAUSAL, HOPPER_ATTENTION_64)
+# d = 64: three consumer warpgroups (192 rows) share each K/V step; tuned winner on both d = 64 rows (H100, 12-06)
+HOPPER_ATTENTION_D64 = AttentionConfig(192, 128, 3)
 _LINEAR = {None: LinearAttentionConfig(32, None), 32: LinearAttentionConfig(32, 32)}
 
 
@@ -93,10 +95,14 @@ def gemm_config(M: int, N: int, K: int, arch: str | None = None, dtype: str | No
 
 def attention_config(S_q: int, D: int, hopper: bool = False, causal: bool = False) -> AttentionConfig:
     """The flash-attention configuration (one for every S_q and D in HEAD_DIMS); `hopper`: the sm_90a
-    warp-specialised kernel's (a consumer warpgroup per 64 query rows, 128 keys per step, K/V ring of 2): two
-    warpgroups, or one when S_q <= 64 (decode; S_q counts the GQA heads ops.attention packs into rows)."""
+    warp-specialised kernel's (a consumer warpgroup per 64 query rows, 128 keys per step): two warpgroups, three
+    at d = 64 non-causal, or one when S_q <= 64 (decode; S_q counts the GQA heads ops.attention packs into rows)."""
     if hopper:
-        return HOPPER_ATTENTION_64 if S_q <= 64 else HOPPER_ATTENTION_CAUSAL if causal else HOPPER_ATTENTION
+        if S_q <= 64:
+            return HOPPER_ATTENTION_64
+        if causal:
+            return HOPPER_ATTENTION_CAUSAL
+        return HOPPER_ATTENTION_D64 if D == 64 and S_q > 128 else HOPPER_ATTENTION
     return _ATTENTION
 
 

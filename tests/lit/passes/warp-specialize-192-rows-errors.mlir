@@ -1,7 +1,7 @@
 // A 192 x 256 tile on three consumer warpgroups: each would hold 128 accumulator registers, but three consumers
-// run at 152 registers (setmaxnreg, 512 threads): a coded refusal with a hint.
+// run at 160 registers (setmaxnreg, 512 threads): a coded refusal with a hint.
 // RUN: not tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=3}' 2>&1 | FileCheck %s
-// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} a 192x256 tile on three consumer warpgroups: each runs at 152 registers (setmaxnreg; 512 threads), too few for 128 accumulator registers and the epilogue
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} a 192x256 tile on three consumer warpgroups: each runs at 160 registers (setmaxnreg; 512 threads), too few for 128 accumulator registers and the epilogue
 // CHECK: hint: use BN <= 192 with BM = 192
 
 func.func @gemm192x256(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>) {

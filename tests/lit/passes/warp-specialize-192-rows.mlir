@@ -1,7 +1,7 @@
 // warp-specialize on a 192 x 160 tile (the tile cuBLAS runs for 4000^3: 21 x 25 tiles, 3.98 waves of 132):
 // tile-to-fragments puts it on three warpgroups of 64 rows ([3, 1], fragment m = 64, n = 160), so the kernel has
-// a producer and three consumer warpgroups (512 threads). setmaxnreg gives the producer 40 registers and each
-// consumer 152 (128 x 40 + 384 x 152 <= 64K); `empty` counts three arrivals. Each consumer runs one m64n160
+// a producer and three consumer warpgroups (512 threads). setmaxnreg gives the producer 32 registers and each
+// consumer 160 (128 x 32 + 384 x 160 = 64K, as FlashAttention-3); `empty` counts three arrivals. Each consumer runs one m64n160
 // wgmma per K step and stores its 64 x 160 block through TMA in five 32-column boxes of 64-byte rows (160
 // columns are not whole 128-byte rows). A slots 192 x 64 (24 KiB), B slots 160 x 64 (20 KiB), 4 stages and
 // 3 x 16 KiB of staging: 229440 bytes with the barriers.
@@ -14,10 +14,10 @@
 // CHECK-SAME:  attributes {nv.num_threads = 512 : i64, nv.smem_bytes = 229440 : i64, nv.arch = "sm_90a"}
 // CHECK-NEXT:  nv.mbarrier_init {base = 229376 : i64, count = 4 : i64, arrivals = 1 : i64}
 // CHECK-NEXT:  nv.mbarrier_init {base = 229408 : i64, count = 4 : i64, arrivals = 3 : i64}
-// CHECK:       nv.setmaxnreg {regs = 40 : i64, action = "dec"}
+// CHECK:       nv.setmaxnreg {regs = 32 : i64, action = "dec"}
 // CHECK:       nv.tma_load %A[%m0, %{{[0-9]+}}], %{{[0-9]+}} evict_first %{{[0-9]+}} {dst = 0 : i64, stage_bytes = 24576 : i64, bar = 229376 : i64, box = array<i64: 192, 64>, swizzle = 128 : i64} : memref<?x?xbf16>
 // CHECK-NEXT:  nv.tma_load %B[%n0, %{{[0-9]+}}], %{{[0-9]+}} evict_first %{{[0-9]+}} {dst = 98304 : i64, stage_bytes = 20480 : i64, bar = 229376 : i64, box = array<i64: 160, 64>, swizzle = 128 : i64} : memref<?x?xbf16>
-// CHECK:       nv.setmaxnreg {regs = 152 : i64, action = "inc"}
+// CHECK:       nv.setmaxnreg {regs = 160 : i64, action = "inc"}
 // CHECK:       %[[C:[0-9]+]] = arith.subi %{{[0-9]+}}, %{{[0-9]+}} : index
 // CHECK:       nv.wgmma %{{[0-9]+}}, %{{[0-9]+}}, %[[C]] {n = 160 : i64, k = 64 : i64, dtype = bf16, a = array<i64: 0, 24576, 192, 8192>, b = array<i64: 98304, 20480, 160>, swizzle = 128 : i64} : vector<80xf32> -> vector<80xf32>
 // CHECK-NEXT:  nv.wgmma_wait %{{[0-9]+}} {pending = 1 : i64}

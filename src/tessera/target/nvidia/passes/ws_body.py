@@ -349,9 +349,9 @@ class BodyBuilder(Builder):
     def _consume(self, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
         bd = self.body_
         regs = Regs(bd.bm, consumer, dict(mapping))
+        regs.guard_masks(bd.loop.body.block)  # per-step masks that pass whole skip their compares (ws_masks)
         rotation = plan_rotation(bd.loop) if self.overlap else None
-        if rotation is not None:
-            regs.row0(ops)  # computed once, above the guarded region, so every step's copy of the map can use it
+        regs.row0(ops)  # computed once, above the loop and its guarded regions, so every step and branch can use it
         staged = {st.alloc: st for st in bd.staged}
         for op in bd.prologue:  # tile constants, iotas, zero accumulators: registers (index math is in `mapping`)
             if is_scalar(op) or isinstance(op, (T.ProgramIdOp, T.NumProgramsOp, AllocOp, ViewOp, AsyncCopyOp,

@@ -19,9 +19,9 @@ Anything else is refused with NV_WGMMA_UNSUPPORTED naming the op and the shapes 
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import i32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from tessera.ir import tile_ops as T
 from tessera.ir.fragment_ops import FragmentStoreOp, FragmentUnpackOp, FragmentZeroOp
@@ -30,6 +30,7 @@ from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import ops as nv
 from tessera.target.nvidia.ir import wgreg_ops as W
 from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, binop, is_scalar, refuse
+from tessera.target.nvidia.passes.ws_masks import Guard, all_pass, plan_guards
 
 MAX_N = 256
 
@@ -41,6 +42,14 @@ class Regs:
         self.bm, self.block, self.map = bm, block, mapping
         self._row0: SSAValue | None = None
         self.kinds: dict[SSAValue, str] = {}
+        self.guards: dict[Operation, Guard] = {}  # selects whose mask may pass whole (ws_masks)
+        self.deferred: set[Operation] = set()  # those masks' own ops: lowered inside the guard's else branch
+
+    def guard_masks(self, block: Block) -> None:
+        """Guard the selects of `block` whose masks pass by a scalar test (see ws_masks)."""
+        for g in plan_guards(block):
+            self.guards[g.select] = g
+            self.deferred.update(g.moved)
 
     # -- layouts ------------------------------------------------------------------
     def kind(self, op: Operation, t) -> tuple[str, int]:
@@ -75,6 +84,7 @@ class Regs:
         """The same block and layouts with a copy of the map: one loop step's values beside another's."""
         other = Regs(self.bm, self.block, dict(self.map))
         other._row0, other.kinds = self._row0, self.kinds
+        other.guards, other.deferred = self.guards, self.deferred
         return other
 
     def row0(self, ops: list) -> SSAValue:
@@ -95,6 +105,8 @@ class Regs:
     def lower(self, ops: list, op: Operation) -> bool:
         """Append the register form of `op`; False when it is not a register op (the caller's to handle)."""
         m, get = self.map, self.get
+        if op in self.deferred:  # a guarded mask's op: lowered with its select (see `_guarded`)
+            return True
         if is_scalar(op):
             new = op.clone(value_mapper=m)
             ops.append(new)
@@ -112,6 +124,8 @@ class Regs:
         elif isinstance(op, T.CmpOp):
             new = nv.CmpOp(op.predicate.data, get(op.lhs), get(op.rhs))
         elif isinstance(op, T.SelectOp):
+            if op in self.guards:
+                return self._guarded(ops, self.guards[op])
             new = nv.SelectOp(get(op.cond), get(op.lhs), get(op.rhs))
         elif isinstance(op, T.ConvertOp):
             new = nv.ConvertOp(get(op.source), self.vec_type(op, op.result.type))
@@ -142,6 +156,34 @@ class Regs:
         ops.append(new)
         m[op.results[0]] = new.results[0]
         return True
+
+    def _guarded(self, ops: list, g: Guard) -> bool:
+        """`scf.if every element passes { x } else { the mask's ops; select }` (ws_masks), or the plain select
+        after its mask's ops when a bound has no lowered scalar."""
+        op = g.select
+        self.row0(ops)  # outside the branch, should a mask op be its first user: later ops read it too
+        test = all_pass(ops, op.cond, self.map.get)
+        inner: list = []
+        for m in g.moved:
+            self._lower_now(inner, m)
+        select = nv.SelectOp(self.get(op.cond), self.get(op.lhs), self.get(op.rhs))
+        inner.append(select)
+        if test is None:
+            ops += inner
+            self.map[op.result] = select.result
+            return True
+        branch = scf.IfOp(test, [select.result.type], [scf.YieldOp(self.get(op.lhs))], [*inner, scf.YieldOp(select)])
+        ops.append(branch)
+        self.map[op.result] = branch.results[0]
+        return True
+
+    def _lower_now(self, ops: list, op: Operation) -> None:
+        self.deferred.discard(op)
+        try:
+            if not self.lower(ops, op):
+                raise refuse(op, f"{op.name} in a mask: a consumer lowers iotas, splats, adds, compares and selects")
+        finally:
+            self.deferred.add(op)
 
     def _iota(self, ops: list, op: T.IotaOp) -> bool:
         kind, n = self.kind(op, op.result.type)
