@@ -79,7 +79,7 @@ def flash_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=Fa
         acc = tl.dot(p.to(v.dtype), v, acc * rescale)
         m_i = m_new
     empty = l_i == 0.0
-    out = acc / tl.where(empty, 1.0, l_i)
+    out = acc * (1.0 / tl.where(empty, 1.0, l_i))                      # one divide per row, not per element
     tl.store(O, [b, h, m0, 0], out.to(O.dtype))
     lse = tl.where(empty, NEG_INF, m_i * LN2 + tl.log(tl.where(empty, 1.0, l_i)))
     tl.store(LSE, [b, h, m0], lse.T)                                     # 1 x BLOCK_M row of LSE[b, h, :]
