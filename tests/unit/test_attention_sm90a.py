@@ -15,6 +15,8 @@ RUNTIME_LAUNCH_TIMEOUT on the emulator, within the limit set below.
 
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -87,6 +89,8 @@ def test_compiles_with_hgmma_and_no_local_memory(cfg, D, causal, fast):
     assert count_instructions(sass, "UTMALDG") > 0 and count_instructions(sass, "SHFL") > 0
     # ptxas's C7513: a register feeding a wgmma written while another group is in flight serialises them all
     assert "C7513" not in ck.artifact.log, ck.artifact.log
+    # exp2 is one MUFU.EX2: no denormal-result rescale (a compare with -126 and two multiplies per score)
+    assert not re.search(r"FSETP\.GEU\.AND .*-126", sass) and count_instructions(sass, "MUFU") > 0
 
 
 def _loop_waits(module) -> list[list[int]]:

@@ -188,6 +188,19 @@ static __device__ __forceinline__ float tsr_fmin(float a, float b) { return (a !
 #endif
 static __device__ __forceinline__ double tsr_dmax(double a, double b) { return (a != a || a > b) ? a : b; }
 static __device__ __forceinline__ double tsr_dmin(double a, double b) { return (a != a || a < b) ? a : b; }""",
+    "exp2": """// 2^x for f32 tiles: one ex2.approx.ftz (MUFU.EX2). exp2f without fast-math wraps it in a denormal-result
+// rescale (a compare and two predicated multiplies per call: three of a softmax's ~8 ALU ops per score). Same
+// accuracy (2 ulp); results below 2^-126 (subnormal) are 0, as the host emulation below models.
+#ifndef TESSERA_HOST_EMULATION
+static __device__ __forceinline__ float tsr_exp2f(float x) {
+  float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r;
+}
+#else
+static __device__ __forceinline__ float tsr_exp2f(float x) {
+  const float r = exp2f(x);
+  return r < 1.17549435e-38f ? 0.0f : r;
+}
+#endif""",
     "intdiv": """static __device__ __forceinline__ long long tsr_floordiv(long long a, long long b) {
   const long long q = a / b;
   return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -241,6 +254,7 @@ PROVIDES: dict[str, tuple[str, ...]] = {
     "types": ("tsr_u32", "tsr_u16"),
     "half": ("tsr_half", "tsr_set_half", "tsr_bf16_f32", "tsr_f32_bf16", "tsr_f16_f32", "tsr_f32_f16"),
     "minmax": ("tsr_fmax", "tsr_fmin", "tsr_dmax", "tsr_dmin"),
+    "exp2": ("tsr_exp2f",),
     "intdiv": ("tsr_floordiv", "tsr_ceildiv"),
     "mma_bf16": ("tsr_mma_m16n8k16_bf16",),
     "mma_f16": ("tsr_mma_m16n8k16_f16",),

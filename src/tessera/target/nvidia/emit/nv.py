@@ -37,7 +37,7 @@ MAP_TEMPLATES: dict[str, dict[str, str]] = {
     "max": {"f": "tsr_fmax({0}, {1})", "d": "tsr_dmax({0}, {1})", "i": "max({0}, {1})"},
     "min": {"f": "tsr_fmin({0}, {1})", "d": "tsr_dmin({0}, {1})", "i": "min({0}, {1})"},
     "neg": {"*": "-{0}"}, "abs": {"f": "fabsf({0})", "d": "fabs({0})", "i": "abs({0})"},
-    "exp": {"f": "expf({0})", "d": "exp({0})"}, "exp2": {"f": "exp2f({0})", "d": "exp2({0})"},
+    "exp": {"f": "expf({0})", "d": "exp({0})"}, "exp2": {"f": "tsr_exp2f({0})", "d": "exp2({0})"},
     "log": {"f": "logf({0})", "d": "log({0})"}, "sqrt": {"f": "sqrtf({0})", "d": "sqrt({0})"},
     "rsqrt": {"f": "rsqrtf({0})", "d": "rsqrt({0})"}, "tanh": {"f": "tanhf({0})", "d": "tanh({0})"},
     "erf": {"f": "erff({0})", "d": "erf({0})"},
