@@ -3,8 +3,8 @@
 A loop step of flash attention masks its scores with `where(cols <= rows, s, -inf)` (causal) or
 `where(cols < S_k, s, -inf)` (a ragged last block); both are true for every element of most steps, yet
 the select, its compares and the index vectors behind them cost ALU work per score on every step. When a
-mask is a compare of two *affine index tiles* -- iotas, splats of scalars, their sums and differences and
-broadcasts -- each side's least and greatest element are scalars (an iota over a dim of L runs 0..L-1,
+mask is a compare of two *affine index tiles* -- iotas, integer constants, splats of scalars, their sums and
+differences and broadcasts -- each side's least and greatest element are scalars (an iota over a dim of L runs 0..L-1,
 a splat s is s..s), so "every element passes" is a scalar compare of those bounds: `hi(cols) <= lo(rows)`
 for `cols <= rows`. Masks joined with `&` (select(a, b, false)) pass when both do.
 
@@ -41,7 +41,7 @@ def _affine(v: SSAValue) -> bool:
     op = getattr(v, "op", None)
     if not isinstance(getattr(v.type, "element_type", None), IntegerType) or v.type.element_type.width.data != 32:
         return False
-    if isinstance(op, T.IotaOp):
+    if isinstance(op, T.IotaOp | T.ConstantOp):
         return True
     if isinstance(op, T.SplatOp):
         return isinstance(op.scalar.type, IntegerType) and op.scalar.type.width.data == 32
@@ -134,6 +134,9 @@ def _bounds(ops: list, v: SSAValue, scalar) -> tuple[SSAValue, SSAValue] | None:
     op = v.op
     if isinstance(op, T.IotaOp):
         return _const(ops, 0), _const(ops, op.result.type.get_shape()[op.axis.data] - 1)
+    if isinstance(op, T.ConstantOp):
+        c = _const(ops, int(op.value.value.data))
+        return c, c
     if isinstance(op, T.SplatOp):
         s = scalar(op.scalar)
         return None if s is None else (s, s)
