@@ -21,7 +21,9 @@ from tessera.passes import parse_pipeline
     (dict(schedule="spin"), "schedule='spin'"), (dict(cluster=3), "cluster=3"), (dict(cluster=True), "cluster=True"),
     (dict(splitk=17), "splitk=17"), (dict(multicast="c", cluster=2), "multicast='c'"),
     (dict(multicast="a"), "with cluster=1"), (dict(streamk=1), "streamk=1"),
-    (dict(streamk=True, splitk=2), "streamk with splitk=2"), (dict(warps=4), "unknown launch-shape knob(s) warps"),
+    (dict(streamk=True, splitk=2), "streamk with splitk=2"), (dict(warps=4), "warps=4 must be two positive"),
+    (dict(warps=(2,)), "warps=(2,)"), (dict(warps=(0, 4)), "warps=(0, 4)"), (dict(warps=(64, 1)), "1024 threads"),
+    (dict(threads=4), "unknown launch-shape knob(s) threads"),
 ])
 def test_a_bad_knob_or_combination_is_refused_on_construction(knobs, needle):
     with pytest.raises(D.TesseraError) as err:
@@ -57,8 +59,9 @@ def test_a_hopper_config_is_its_tile_and_a_shape_from_one_dict():
                                                                                         "pinned")
     assert "streamk" not in cfg.as_dict()
     assert HopperConfig(128, 256, 64, LaunchShape(4, streamk=True)).as_dict()["streamk"] is True
+    assert cfg.warps is None  # a knob at its default reads through too
     with pytest.raises(AttributeError):
-        cfg.warps
+        cfg.threads
     for bad, code in (({**cfg.as_dict(), "warps": 4}, D.COMPILE_LAUNCH_SHAPE_INVALID),
                       ({**cfg.as_dict(), "splitk": 0}, D.COMPILE_LAUNCH_SHAPE_INVALID),
                       ({"BM": 128, "BN": 128, "stages": 4}, D.OPS_AUTOTUNE_INPUT)):
@@ -72,7 +75,8 @@ def test_every_knob_reaches_the_pipeline_text_hence_the_cache_key():
     base = LaunchShape(stages=2, cluster=2)
     others = [LaunchShape(stages=3, cluster=2), LaunchShape(2, "pingpong", 2), LaunchShape(stages=2),
               LaunchShape(stages=2, cluster=2, splitk=2), LaunchShape(stages=2, cluster=2, multicast="a"),
-              LaunchShape(stages=2, cluster=2, streamk=True), LaunchShape(stages=2, cluster=2, overlap=False)]
+              LaunchShape(stages=2, cluster=2, streamk=True), LaunchShape(stages=2, cluster=2, overlap=False),
+              LaunchShape(stages=2, cluster=2, warps=(4, 2))]
     texts = {s.pipeline("sm_90a") for s in [base, *others]}
     assert len(texts) == 1 + len(others) == len(fields(LaunchShape)) + 1
 

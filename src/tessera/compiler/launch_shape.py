@@ -14,6 +14,8 @@ Knobs (see warp-specialize for what each does on sm_90a; elsewhere only `stages`
     multicast   with cluster=2, the operand the CTA pair shares: "b" or "a"
     streamk     share the partial last wave's K steps among all CTAs (not with splitk > 1)
     overlap     general wgmma loop bodies: rotate the loop so the next step's wgmmas overlap this step's tail
+    warps       the warp grid (WM, WN) of a tile's mma.sync fragments (tile-to-fragments' `warps`); None: the pass
+                picks it from the tile. sm_90a's wgmma kernels take one warpgroup per 64 rows and refuse others.
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ def _fail(message: str, hint: str = "see tessera.compiler.launch_shape for each 
     return D.TesseraError(D.COMPILE_LAUNCH_SHAPE_INVALID, message, hint=hint)
 
 
+def _option(v) -> str:
+    """A knob's value as pass-option text: bools as 0/1, the warp grid as WM,WN."""
+    if isinstance(v, bool):
+        return str(int(v))
+    return ",".join(map(str, v)) if isinstance(v, tuple) else str(v)
+
+
 def _int_in(name: str, v, lo: int, hi: int) -> None:
     if type(v) is not int or not lo <= v <= hi:
         raise _fail(f"{name}={v!r} must be an integer from {lo} to {hi}")
@@ -44,8 +53,16 @@ class LaunchShape:
     multicast: str = "b"
     streamk: bool = False
     overlap: bool = True
+    warps: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
+        if self.warps is not None:
+            w = self.warps
+            if (not isinstance(w, (tuple, list)) or len(w) != 2 or any(type(x) is not int or x < 1 for x in w)
+                    or w[0] * w[1] * 32 > 1024):
+                raise _fail(f"warps={w!r} must be two positive integers (WM, WN) with WM * WN <= 32 (1024 threads)",
+                            hint="e.g. warps=(4, 2): 4 warps along a tile's rows, 2 along its columns")
+            object.__setattr__(self, "warps", (w[0], w[1]))  # a list from a JSON config becomes the tuple
         _int_in("stages", self.stages, 1, MAX_STAGES)
         _int_in("splitk", self.splitk, 1, MAX_SPLITK)
         if self.schedule not in SCHEDULES:
@@ -89,6 +106,6 @@ class LaunchShape:
         """The named pipeline with these knobs as options (those at their default left out after stages and
         schedule, so cache keys written before a knob existed stay valid)."""
         text = DEFAULT_PIPELINE.format(arch=arch, stages=self.stages, schedule=self.schedule)
-        extra = "".join(f" {f.name}={int(v) if isinstance(v, bool) else v}" for f in fields(self)
+        extra = "".join(f" {f.name}={_option(v)}" for f in fields(self)
                         if f.name not in ("stages", "schedule") and (v := getattr(self, f.name)) != f.default)
         return text[:-1] + extra + "}"
