@@ -214,9 +214,11 @@ SHIFT = 5  # query i sees keys j <= i - SHIFT: rows 0..SHIFT-1 see none
 
 
 @kernel
-def shifted_causal_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=True):
-    """flash_attention with the diagonal moved down SHIFT rows, so the first rows have every key masked:
-    their running max stays -inf through every step (the m_safe path), and O = 0, LSE = -inf."""
+def masked_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=True, MASK="shifted"):
+    """flash_attention with another mask. MASK="shifted": the diagonal moved down SHIFT rows, so the first rows
+    have every key masked: their running max stays -inf through every step (the m_safe path), and O = 0,
+    LSE = -inf. "later" / "later_strict": query i sees keys j >= i (j > i), the masks the other way round (ge,
+    gt) for the guards of passes/ws_masks.py, whose scalar test is then lo(cols) >= hi(rows)."""
     H, D = Q.shape[1], Q.shape[3]
     H_kv, S_k = K.shape[1], K.shape[2]
     m0 = tl.program_id(0) * BLOCK_M
@@ -233,7 +235,13 @@ def shifted_causal_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, 
         v = tl.load(V, [b, h_kv, n0, 0], (BLOCK_N, D))
         s = tl.dot(q, k.T) * (scale * FA.LOG2E)
         cols = n0 + tl.arange((1, BLOCK_N), 1)
-        s = tl.where((cols < S_k) & (cols + SHIFT <= rows), s, FA.NEG_INF)
+        if MASK == "shifted":
+            visible = cols + SHIFT <= rows
+        elif MASK == "later_strict":
+            visible = cols > rows
+        else:
+            visible = cols >= rows
+        s = tl.where((cols < S_k) & visible, s, FA.NEG_INF)
         m_new = tl.maximum(m_i, tl.max(s, 1))
         m_safe = tl.where(m_new == FA.NEG_INF, 0.0, m_new)
         p = tl.exp2(s - m_safe)
@@ -249,7 +257,7 @@ def shifted_causal_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, 
 
 def test_fully_masked_rows_give_zero_and_minus_infinity():
     D, S = 64, 150
-    em = emit_cuda(_lowered(_trace(D, True, 64, kernel_fn=shifted_causal_attention)))
+    em = emit_cuda(_lowered(_trace(D, True, 64, kernel_fn=masked_attention)))
     o, lse, (q, k, v, scale) = _run(em, 1, 1, 1, S, S, D, "bf16", True, seed=3)
     assert np.all(np.isneginf(lse[..., :SHIFT])) and np.all(o[..., :SHIFT, :].astype(np.float64) == 0.0)
     scores = np.einsum("bhqd,bhkd->bhqk", q, k) * scale
@@ -262,41 +270,6 @@ def test_fully_masked_rows_give_zero_and_minus_infinity():
     assert np.abs(lse[..., SHIFT:] - rl).max() <= LSE_TOL
 
 
-@kernel
-def later_keys_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=128, BLOCK_N=64, CAUSAL=False, STRICT=False):
-    """Query i sees keys j >= i (j > i with STRICT): the masks the other way round (ge, gt), for the guards of
-    passes/ws_masks.py, whose scalar test is then lo(cols) >= hi(rows); the last row sees nothing with STRICT."""
-    H, D = Q.shape[1], Q.shape[3]
-    H_kv, S_k = K.shape[1], K.shape[2]
-    m0 = tl.program_id(0) * BLOCK_M
-    bh = tl.program_id(1)
-    b, h = bh // H, bh % H
-    h_kv = h // (H // H_kv)
-    q = tl.load(Q, [b, h, m0, 0], (BLOCK_M, D))
-    m_i = tl.full((BLOCK_M, 1), FA.NEG_INF, tl.f32)
-    l_i = tl.zeros((BLOCK_M, 1), tl.f32)
-    acc = tl.zeros((BLOCK_M, D), tl.f32)
-    rows = m0 + tl.arange((BLOCK_M, 1), 0)
-    for n0 in tl.range(0, S_k, BLOCK_N):
-        k = tl.load(K, [b, h_kv, n0, 0], (BLOCK_N, D))
-        v = tl.load(V, [b, h_kv, n0, 0], (BLOCK_N, D))
-        s = tl.dot(q, k.T) * (scale * FA.LOG2E)
-        cols = n0 + tl.arange((1, BLOCK_N), 1)
-        later = cols > rows if STRICT else cols >= rows
-        s = tl.where((cols < S_k) & later, s, FA.NEG_INF)
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        m_safe = tl.where(m_new == FA.NEG_INF, 0.0, m_new)
-        p = tl.exp2(s - m_safe)
-        rescale = tl.exp2(m_i - m_safe)
-        l_i = l_i * rescale + tl.sum(p, 1)
-        acc = tl.dot(p.to(v.dtype), v, acc * rescale)
-        m_i = m_new
-    empty = l_i == 0.0
-    tl.store(O, [b, h, m0, 0], (acc / tl.where(empty, 1.0, l_i)).to(O.dtype))
-    lse = tl.where(empty, FA.NEG_INF, m_i * FA.LN2 + tl.log(tl.where(empty, 1.0, l_i)))
-    tl.store(LSE, [b, h, m0], lse.T)
-
-
 def _guarded_selects(module) -> int:
     return sum(1 for op in module.walk() if op.name == "scf.if" and op.results and "vector" in str(op.results[0].type))
 
@@ -305,9 +278,10 @@ def _guarded_selects(module) -> int:
 def test_masks_the_other_way_are_guarded_and_exact(strict):
     """Steps whose every key is later than every row skip the mask; the rest (and the ragged last step) keep it."""
     D, S = 64, 300
-    traced = later_keys_attention.trace(T(("B", "H", "S", D), "bf16"), T(("B", "H_kv", "S_k", D), "bf16"),
-                                        T(("B", "H_kv", "S_k", D), "bf16"), T(("B", "H", "S", D), "bf16"),
-                                        T(("B", "H", "S"), "f32"), tessera.scalar("f32"), STRICT=strict)
+    traced = masked_attention.trace(T(("B", "H", "S", D), "bf16"), T(("B", "H_kv", "S_k", D), "bf16"),
+                                    T(("B", "H_kv", "S_k", D), "bf16"), T(("B", "H", "S", D), "bf16"),
+                                    T(("B", "H", "S"), "f32"), tessera.scalar("f32"), BLOCK_M=128,
+                                    MASK="later_strict" if strict else "later")
     module = _lowered(traced)
     assert _guarded_selects(module) > 0
     o, lse, (q, k, v, scale) = _run(emit_cuda(module), 1, 2, 1, S, S, D, "bf16", False, seed=5)
@@ -326,7 +300,7 @@ def test_masks_the_other_way_are_guarded_and_exact(strict):
 
 def test_a_mask_with_a_constant_offset_is_guarded():
     """`cols + SHIFT <= rows` (an integer constant tile in the sum) still has scalar bounds."""
-    assert _guarded_selects(_lowered(_trace(64, True, 64, kernel_fn=shifted_causal_attention))) > 0
+    assert _guarded_selects(_lowered(_trace(64, True, 64, kernel_fn=masked_attention))) > 0
 
 
 @kernel

@@ -276,17 +276,25 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT"
         stream = torch.cuda.current_stream()
         for i in range(2):  # the first warm-up waits, bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT
             ck.launch(grid, [a, w, out, 1.0], stream=stream, sync=i == 0)
-        times = []
-        for r in range(runs):
-            # A cold L2 each run, as a call in a model sees it: a decode weight (32 MB at 16 x 4096 x 4096) fits the
-            # H200's 50 MB L2, and timing it hot chose configs 1.4x slower than the default once it was cold.
-            flush.fill_(r & 0xFF)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record(stream)
-            ck.launch(grid, [a, w, out, 1.0], stream=stream)
-            end.record(stream)
-            end.synchronize()
-            times.append(start.elapsed_time(end) / 1e3)
-        return statistics.median(times)
+        return cold_median_seconds(lambda: ck.launch(grid, [a, w, out, 1.0], stream=stream), runs, flush, stream)
 
     return autotune.tune(OP, tune_key(M, N, K, dtype, layout), HOPPER_CANDIDATES, measure, progress=progress)
+
+
+def cold_median_seconds(launch, runs: int, flush, stream) -> float:
+    """The median seconds of `runs` calls of `launch()` on `stream`, CUDA events around each, with `flush` (a
+    torch buffer larger than L2) rewritten before each. A cold L2 each run, as a call in a model sees it: a decode
+    weight (32 MB at 16 x 4096 x 4096) fits the H200's 50 MB L2, and timing it hot chose configs 1.4x slower than
+    the default once it was cold. The tuners of gemm and attention measure with it."""
+    import torch
+
+    times = []
+    for r in range(runs):
+        flush.fill_(r & 0xFF)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record(stream)
+        launch()
+        end.record(stream)
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return statistics.median(times)

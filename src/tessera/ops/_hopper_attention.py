@@ -7,8 +7,8 @@ or TESSERA_PIN_ATTENTION_SM90A=BLOCK_M=128,BLOCK_N=128,stages=3), the autotune c
 key on disk; with TESSERA_AUTOTUNE=1 the first call of a new key tunes itself),
 else the rule in `tessera.ops.configs.attention_config`. Every candidate compiles
 without local memory and runs on the host emulator in CI
-(tests/unit/test_attention_tuning.py) and against float64 on the GPU
-(tests/gpu/test_ops_hopper_gpu.py).
+(tests/unit/test_attention_sm90a.py; the choice itself: test_attention_tuning.py)
+and against float64 on the GPU (tests/gpu/test_ops_hopper_gpu.py).
 
 The key is what moves the winner: rows per program column (S_q, times the GQA group
 ops.attention packs into rows), S_k, the head dim, causal, dtype, and the number of
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
 
 from tessera.ir import diagnostics as diag
 from tessera.ops import autotune
@@ -43,7 +42,6 @@ CANDIDATES_D64 = [
     {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3},
 ]
 _ALLOWED = {"BLOCK_M": (64, 128), "BLOCK_N": (64, 128), "stages": (1, 2, 3, 4)}
-L2_FLUSH_BYTES = 256 << 20
 
 
 def candidates(Dh: int) -> list[dict]:
@@ -63,10 +61,6 @@ def config_of(config: dict, source: str = "pin", Dh: int = 128) -> AttentionConf
                        hint="BLOCK_M takes 64 or 128 (192 at head dim 64), BLOCK_N 64 or 128, stages 1 to 4, e.g. "
                             "TESSERA_PIN_ATTENTION_SM90A=BLOCK_M=128,BLOCK_N=128,stages=3")
     return AttentionConfig(config["BLOCK_M"], config["BLOCK_N"], config["stages"])
-
-
-def as_dict(cfg: AttentionConfig) -> dict:
-    return {"BLOCK_M": cfg.BLOCK_M, "BLOCK_N": cfg.BLOCK_N, "stages": cfg.stages}
 
 
 def group_of(H: int, H_kv: int, causal: bool) -> int:
@@ -122,6 +116,7 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
     from tessera.compiler.driver import compile_cached
     from tessera.kernels import flash_attention as FA
     from tessera.ops._attention import kernel_specs
+    from tessera.ops._hopper import L2_FLUSH_BYTES, cold_median_seconds
 
     group = group_of(H, H_kv, causal)
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
@@ -145,16 +140,7 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
         if not err < 2e-2:
             raise OpsError(diag.OPS_AUTOTUNE_FAILED, "tune_attention", f"{config}: relative error {err:.3g} "
                                                                        "against torch SDPA")
-        times = []
-        for r in range(runs):
-            flush.fill_(r & 0xFF)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record(stream)
-            ck.launch(grid, args, stream=stream)
-            end.record(stream)
-            end.synchronize()
-            times.append(start.elapsed_time(end) / 1e3)
-        return statistics.median(times)
+        return cold_median_seconds(lambda: ck.launch(grid, args, stream=stream), runs, flush, stream)
 
     return autotune.tune(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), candidates(Dh), measure,
                          progress=progress)

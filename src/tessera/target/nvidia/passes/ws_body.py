@@ -382,7 +382,7 @@ class BodyBuilder(Builder):
         mma and epilogue instead of after them."""
         if rot is None:
             return []
-        final = {op for op in [rot.last, *rot.tail] for op in op.walk()}
+        final = {inner for top in [rot.last, *rot.tail] for inner in top.walk()}
         return [st for st in self.body_.fixed
                 if not any(m.op in final and st in (m.a, m.b) for m in self.body_.mmas)]
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, i1, i32
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, i1, i32
 from xdsl.ir import Block, Operation, SSAValue
 
 from tessera.ir import tile_ops as T
+from tessera.target.nvidia.passes.wgmma_kloop import binop, cmpi
 
 # predicate -> how the bounds decide "every element passes": (side of lhs, side of rhs, arith.cmpi predicate)
 _ALL_PASS = {"lt": ("hi", "lo", "slt"), "le": ("hi", "lo", "sle"), "gt": ("lo", "hi", "sgt"),
@@ -37,7 +38,7 @@ class Guard:
 
 
 def _affine(v: SSAValue) -> bool:
-    """An i32 tile built from iotas and splats by add, sub and broadcast."""
+    """An i32 tile built from iotas, constants and splats by add, sub and broadcast."""
     op = getattr(v, "op", None)
     if not isinstance(getattr(v.type, "element_type", None), IntegerType) or v.type.element_type.width.data != 32:
         return False
@@ -100,8 +101,6 @@ def plan_guards(block: Block) -> list[Guard]:
 
 
 def _is_float_tile(v: SSAValue) -> bool:
-    from xdsl.dialects.builtin import AnyFloat
-
     return isinstance(getattr(v.type, "element_type", None), AnyFloat)
 
 
@@ -117,16 +116,12 @@ def all_pass(ops: list, mask: SSAValue, scalar) -> SSAValue | None:
         a, b = all_pass(ops, op.cond, scalar), all_pass(ops, op.lhs, scalar)
         if a is None or b is None:
             return None
-        both = arith.AndIOp(a, b)
-        ops.append(both)
-        return both.result
+        return binop(ops, arith.AndIOp, a, b)
     lhs, rhs = _bounds(ops, op.lhs, scalar), _bounds(ops, op.rhs, scalar)
     if lhs is None or rhs is None:
         return None
     side_l, side_r, pred = _ALL_PASS[op.predicate.data]
-    test = arith.CmpiOp(lhs[side_l == "hi"], rhs[side_r == "hi"], pred)
-    ops.append(test)
-    return test.result
+    return cmpi(ops, lhs[side_l == "hi"], rhs[side_r == "hi"], pred)
 
 
 def _bounds(ops: list, v: SSAValue, scalar) -> tuple[SSAValue, SSAValue] | None:
@@ -146,17 +141,12 @@ def _bounds(ops: list, v: SSAValue, scalar) -> tuple[SSAValue, SSAValue] | None:
     if a is None or b is None:
         return None
     if isinstance(op, T.AddOp):
-        return _binop(ops, arith.AddiOp, a[0], b[0]), _binop(ops, arith.AddiOp, a[1], b[1])
-    return _binop(ops, arith.SubiOp, a[0], b[1]), _binop(ops, arith.SubiOp, a[1], b[0])
+        return binop(ops, arith.AddiOp, a[0], b[0]), binop(ops, arith.AddiOp, a[1], b[1])
+    return binop(ops, arith.SubiOp, a[0], b[1]), binop(ops, arith.SubiOp, a[1], b[0])
 
 
 def _const(ops: list, n: int) -> SSAValue:
+    """An i32 constant (wgmma_kloop.index_const makes index ones; the bounds are i32 like the iotas)."""
     c = arith.ConstantOp(IntegerAttr(n, i32))
     ops.append(c)
     return c.result
-
-
-def _binop(ops: list, kind, a: SSAValue, b: SSAValue) -> SSAValue:
-    new = kind(a, b)
-    ops.append(new)
-    return new.result

@@ -162,7 +162,8 @@ class Regs:
         after its mask's ops when a bound has no lowered scalar."""
         op = g.select
         self.row0(ops)  # outside the branch, should a mask op be its first user: later ops read it too
-        test = all_pass(ops, op.cond, self.map.get)
+        bounds: list = []
+        test = all_pass(bounds, op.cond, self.map.get)  # its ops are kept only when there is a test
         inner: list = []
         for m in g.moved:
             self._lower_now(inner, m)
@@ -172,6 +173,7 @@ class Regs:
             ops += inner
             self.map[op.result] = select.result
             return True
+        ops += bounds
         branch = scf.IfOp(test, [select.result.type], [scf.YieldOp(self.get(op.lhs))], [*inner, scf.YieldOp(select)])
         ops.append(branch)
         self.map[op.result] = branch.results[0]
