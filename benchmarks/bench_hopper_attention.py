@@ -169,6 +169,8 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true")
     p.add_argument("--variant", default=None, help="BLOCK_M,BLOCK_N,stages[,schedule[,overlap 0/1]] of the 128-row sm_90a config, for an "
                    "A/B run (not a shipped config: its rows are notes, not results)")
+    p.add_argument("--schedule", default=None, help="cooperative or pingpong for every multi-consumer rule config "
+                   "(their tiles and rings unchanged), for an A/B run")
     p.add_argument("--tune", action="store_true", help="also tune each row (ops.tune_attention, cached under "
                    "$TESSERA_CACHE_DIR) and time ops.attention again with the winner: tuned_* fields")
     a = p.parse_args(argv)
@@ -180,6 +182,13 @@ def main(argv=None) -> int:
         overlap = bool(int(rest[1])) if len(rest) > 1 else None
         cfg = configs.AttentionConfig(int(bm), int(bn), int(stages), schedule, overlap)
         configs.HOPPER_ATTENTION = configs.HOPPER_ATTENTION_CAUSAL = cfg  # the rule's 128-row picks
+    if a.schedule:
+        import dataclasses
+
+        from tessera.ops import configs
+
+        for name in ("HOPPER_ATTENTION", "HOPPER_ATTENTION_CAUSAL", "HOPPER_ATTENTION_D64"):
+            setattr(configs, name, dataclasses.replace(getattr(configs, name), schedule=a.schedule))
     rows = []
     for cfg in QUICK if a.quick else CONFIGS:
         r = row(cfg, a.tune)
@@ -189,7 +198,8 @@ def main(argv=None) -> int:
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     tuned = [r["tuned_ratio"] for r in rows if "tuned_ratio" in r]
     doc = {"command": "python benchmarks/bench_hopper_attention.py" + (" --quick" if a.quick else "")
-           + (f" --variant {a.variant}" if a.variant else "") + (" --tune" if a.tune else ""),
+           + (f" --variant {a.variant}" if a.variant else "") + (f" --schedule {a.schedule}" if a.schedule else "")
+           + (" --tune" if a.tune else ""),
            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cudnn": torch.backends.cudnn.version(), "rows": rows,
            "geomean_ratio": round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 3) if ratios else None,

@@ -69,7 +69,7 @@ CASES = [(cfg, D) for D in (64, 128) for cfg in dict.fromkeys(_defaults(D) + tup
 
 def _case_id(case) -> str:
     cfg, D = case
-    return f"{cfg.BLOCK_M}x{cfg.BLOCK_N}s{cfg.stages}-d{D}"
+    return f"{cfg.BLOCK_M}x{cfg.BLOCK_N}s{cfg.stages}-{cfg.schedule}-d{D}"
 
 
 @pytest.mark.parametrize("cfg, D", CASES, ids=[_case_id(c) for c in CASES])
@@ -79,7 +79,7 @@ def test_compiles_with_hgmma_and_no_local_memory(cfg, D, causal, fast):
     """Every config ops.attention picks on sm_90 (default or tuned), plain and as ops mostly runs it (EVEN_N,
     FOLD_SCALE)."""
     ck = tessera.compile(_trace(D, causal, cfg.BLOCK_N, BM=cfg.BLOCK_M, even=fast, fold=fast), "sm_90a",
-                         stages=cfg.stages)
+                         stages=cfg.stages, schedule=cfg.schedule)
     sass = disassemble(ck.cubin)
     usage = next(iter(resource_usage(ck.cubin).values()))
     assert usage.local_bytes == 0 and usage.stack_bytes == 0, usage
@@ -203,7 +203,7 @@ def test_every_config_on_the_host_emulator(i):
     causal = i % 2 == 1
     B, H, H_kv, S_q, S_k = 1, 2, 1, 2 * cfg.BLOCK_M + 3, 2 * cfg.BLOCK_N + 61
     module, _ = lower(_trace(D, causal, cfg.BLOCK_N, BM=cfg.BLOCK_M, fold=True),
-                      default_pipeline("sm_90a", stages=cfg.stages), "sm_90a")
+                      default_pipeline("sm_90a", stages=cfg.stages, schedule=cfg.schedule), "sm_90a")
     o, lse, (q, k, v, scale) = _run(emit_cuda(module), B, H, H_kv, S_q, S_k, D, "bf16", causal, seed=i, BM=cfg.BLOCK_M)
     ro, rl = FA.reference_attention(q, k, v, scale, causal)
     assert rel_error(o, ro) <= error_bound("bf16"), cfg
@@ -388,16 +388,25 @@ def test_general_body_refuses_knobs_it_does_not_take(knobs, words):
 def test_pingpong_needs_two_consumers():
     with pytest.raises(TesseraError) as err:
         lower(_trace(64, False, 64, BM=64), default_pipeline("sm_90a", stages=2, schedule="pingpong"), "sm_90a")
-    assert err.value.code.name == "NV_WGMMA_UNSUPPORTED" and "two consumer warpgroups" in err.value.message
+    assert err.value.code.name == "NV_WGMMA_UNSUPPORTED" and "turns between consumer warpgroups" in err.value.message
 
 
-@pytest.mark.parametrize("name", ["d64-causal-3tiles", "d128-causal-gqa-sq<sk", "d128-f16"])
-def test_pingpong_numerics_on_the_host_emulator(name):
-    """The consumers' mmas in strict turns: same results, no deadlock across tiles of different loop lengths."""
+def _turn_barriers(module) -> list[tuple[str, int]]:
+    return [(op.mode.data, op.threads.value.data) for op in module.walk() if op.name == "nv.named_barrier"]
+
+
+@pytest.mark.parametrize("name,BM,overlap", [("d64-causal-3tiles", 128, True), ("d128-causal-gqa-sq<sk", 128, True),
+                                             ("d128-f16", 128, False), ("d64-ragged-gqa", 192, True),
+                                             ("d64-causal-3tiles", 192, False)])
+def test_pingpong_numerics_on_the_host_emulator(name, BM, overlap):
+    """Warp-scheduler barriers (the consumers take turns at issuing a step's wgmmas, round robin over two or
+    three warpgroups): same results, no deadlock across tiles of different loop lengths (ragged, causal), with
+    the rotated loop (one turn per step around both wgmmas) and the plain one (one turn per wgmma)."""
     D, causal, BN, B, H, H_kv, S_q, S_k, dtype, *_ = SHAPES[name]
-    module, _ = lower(_trace(D, causal, BN, dtype), default_pipeline("sm_90a", stages=STAGES, schedule="pingpong"),
-                      "sm_90a")
-    assert sum(op.name == "nv.mbarrier_arrive" for op in module.walk()) >= 4  # two turn hand-overs added
-    o, lse, (q, k, v, scale) = _run(emit_cuda(module), B, H, H_kv, S_q, S_k, D, dtype, causal)
+    module, _ = lower(_trace(D, causal, BN, dtype, BM=BM),
+                      default_pipeline("sm_90a", stages=STAGES, schedule="pingpong", overlap=overlap), "sm_90a")
+    turns = 1 if overlap else 2  # the rotated loop brackets QK^T(j+1) and P(j) V(j) together
+    assert _turn_barriers(module) == [("arrive", 256)] + [("sync", 256), ("arrive", 256)] * turns
+    o, lse, (q, k, v, scale) = _run(emit_cuda(module), B, H, H_kv, S_q, S_k, D, dtype, causal, BM=BM)
     ro, rl = FA.reference_attention(q, k, v, scale, causal)
     assert rel_error(o, ro) <= error_bound(dtype) and np.abs(lse - rl).max() <= LSE_TOL

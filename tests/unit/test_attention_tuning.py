@@ -68,10 +68,10 @@ def test_without_a_pin_or_cache_the_rule_decides():
 
 
 def test_a_cached_winner_is_used_for_its_key_only():
-    winner = {"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4}
+    winner = {"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4, "schedule": "cooperative"}
     assert len(fill_cache(winner)) == len(HA.candidates(128))
-    assert choose() == (AttentionConfig(128, 64, 4), "cache")
-    assert choose(S_q=4000, S_k=3000) == (AttentionConfig(128, 64, 4), "cache")  # same buckets
+    assert choose() == (AttentionConfig(128, 64, 4, "cooperative"), "cache")
+    assert choose(S_q=4000, S_k=3000) == (AttentionConfig(128, 64, 4, "cooperative"), "cache")  # same buckets
     assert choose(causal=True)[1] == "default"
     assert choose(Dh=64)[1] == "default"
     assert choose(B=64)[1] == "default"  # another column count: another wave shape
@@ -84,31 +84,33 @@ def test_gqa_keys_by_the_packed_rows():
 
 
 def test_a_pin_beats_the_cache_and_the_environment_beats_a_pin(monkeypatch):
-    fill_cache({"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4})
-    autotune.pin(HA.OP, {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 3}, D=128)
-    assert choose() == (AttentionConfig(64, 128, 3), "pinned")
+    fill_cache({"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4, "schedule": "cooperative"})
+    autotune.pin(HA.OP, {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 3, "schedule": "cooperative"}, D=128)
+    assert choose() == (AttentionConfig(64, 128, 3, "cooperative"), "pinned")
     assert choose(Dh=64)[1] == "default"  # the pin names D=128
-    monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=128,BLOCK_N=128,stages=2")
-    assert choose() == (AttentionConfig(128, 128, 2), "pinned")
+    monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=128,BLOCK_N=128,stages=2,schedule=cooperative")
+    assert choose() == (AttentionConfig(128, 128, 2, "cooperative"), "pinned")
 
 
 def test_three_consumer_warpgroups_are_a_head_dim_64_candidate_only(monkeypatch):
-    assert {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 2} in HA.candidates(64)
+    assert {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative"} in HA.candidates(64)
     assert all(c["BLOCK_M"] != 192 for c in HA.candidates(128))
-    fill_cache({"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3}, Dh=64)
-    assert choose(Dh=64) == (AttentionConfig(192, 128, 3), "cache")
-    monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=192,BLOCK_N=128,stages=2")
-    assert choose(Dh=64) == (AttentionConfig(192, 128, 2), "pinned")
+    fill_cache({"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3, "schedule": "pingpong"}, Dh=64)
+    assert choose(Dh=64) == (AttentionConfig(192, 128, 3, "pingpong"), "cache")
+    monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=192,BLOCK_N=128,stages=2,schedule=cooperative")
+    assert choose(Dh=64) == (AttentionConfig(192, 128, 2, "cooperative"), "pinned")
     with pytest.raises(TesseraError) as err:  # spills at d = 128
         choose()
     assert err.value.code.name == "OPS_AUTOTUNE_PIN_INVALID" and "head dim 128" in str(err.value)
 
 
 @pytest.mark.parametrize("pin, words", [
-    ("BLOCK_M=96,BLOCK_N=128,stages=2", "BLOCK_M=96"),
-    ("BLOCK_M=128,BLOCK_N=128,stages=9", "stages=9"),
-    ("BLOCK_M=128,BLOCK_N=128", "names BLOCK_M, BLOCK_N"),
-    ("BLOCK_M=128,BLOCK_N=128,stages=2,warps=8", "names BLOCK_M, BLOCK_N, stages, warps"),
+    ("BLOCK_M=96,BLOCK_N=128,stages=2,schedule=cooperative", "BLOCK_M=96"),
+    ("BLOCK_M=128,BLOCK_N=128,stages=9,schedule=cooperative", "stages=9"),
+    ("BLOCK_M=128,BLOCK_N=128,stages=2,schedule=zigzag", "schedule='zigzag'"),
+    ("BLOCK_M=64,BLOCK_N=128,stages=2,schedule=pingpong", "one consumer warpgroup"),
+    ("BLOCK_M=128,BLOCK_N=128,stages=2", "names BLOCK_M, BLOCK_N, stages"),
+    ("BLOCK_M=128,BLOCK_N=128,stages=2,schedule=pingpong,warps=8", "names BLOCK_M, BLOCK_N, schedule, stages, warps"),
 ])
 def test_a_bad_pin_is_a_coded_error(monkeypatch, pin, words):
     monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", pin)

@@ -1,8 +1,8 @@
 """tessera.ops.attention on Hopper: which config the sm_90a kernel launches, pinned, tuned or by rule.
 
 As for the sm_90a GEMM (`_hopper.py`), the config comes from, in order: a pin
-(`tessera.ops.autotune.pin("attention_sm90a", {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 3})`
-or TESSERA_PIN_ATTENTION_SM90A=BLOCK_M=128,BLOCK_N=128,stages=3), the autotune cache
+(`tessera.ops.autotune.pin("attention_sm90a", {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 3, "schedule": "cooperative"})`
+or TESSERA_PIN_ATTENTION_SM90A=BLOCK_M=128,BLOCK_N=128,stages=3,schedule=cooperative), the autotune cache
 (`tune_attention(...)` measures CANDIDATES on the device and keeps the winner per
 key on disk; with TESSERA_AUTOTUNE=1 the first call of a new key tunes itself),
 else the rule in `tessera.ops.configs.attention_config`. Every candidate compiles
@@ -27,21 +27,24 @@ from tessera.ops.configs import AttentionConfig, attention_config
 
 OP = "attention_sm90a"
 # BLOCK_M = 128: two consumer warpgroups of 64 query rows; 64: one (decode, few rows). stages: the K/V ring.
-# Every head dim:
+# schedule: "pingpong" makes the consumers take turns at issuing each step's wgmmas (warp-scheduler barriers), so
+# one's softmax runs under another's GEMMs; "cooperative" lets them issue freely. Every head dim:
 CANDIDATES = [
-    {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 3},
-    {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 2},
-    {"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4},
-    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2},
-    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 3, "schedule": "cooperative"},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 3, "schedule": "pingpong"},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative"},
+    {"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4, "schedule": "cooperative"},
+    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative"},
+    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 3, "schedule": "cooperative"},
 ]
 # d = 64 only: three consumer warpgroups (160 registers each) fit a 64 x 64 O, a 64 x 128 S and P; at d = 128 they
 # spill. Half the math per K/V byte of d = 128, so more rows share each K/V step.
 CANDIDATES_D64 = [
-    {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 2},
-    {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3},
+    {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative"},
+    {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3, "schedule": "cooperative"},
+    {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3, "schedule": "pingpong"},
 ]
-_ALLOWED = {"BLOCK_M": (64, 128), "BLOCK_N": (64, 128), "stages": (1, 2, 3, 4)}
+_ALLOWED = {"BLOCK_M": (64, 128), "BLOCK_N": (64, 128), "stages": (1, 2, 3, 4), "schedule": ("cooperative", "pingpong")}
 
 
 def candidates(Dh: int) -> list[dict]:
@@ -54,13 +57,16 @@ def config_of(config: dict, source: str = "pin", Dh: int = 128) -> AttentionConf
     are OPS_AUTOTUNE_PIN_INVALID (a pin is the only way one gets here)."""
     allowed = {**_ALLOWED, "BLOCK_M": _ALLOWED["BLOCK_M"] + ((192,) if Dh == 64 else ())}
     bad = [f"{k}={config.get(k)!r}" for k, values in allowed.items() if config.get(k) not in values]
+    if not bad and config.get("schedule") == "pingpong" and config.get("BLOCK_M") == 64:
+        bad = ["schedule='pingpong' with BLOCK_M=64 (one consumer warpgroup: no one to take turns with)"]
     if bad or set(config) != set(allowed):
         extra = sorted(set(config) - set(allowed))
         raise OpsError(diag.OPS_AUTOTUNE_PIN_INVALID, OP, f"the {source} config {config!r} has "
                        + ", ".join(bad + [f"unknown {k}" for k in extra]) + f" (head dim {Dh})",
-                       hint="BLOCK_M takes 64 or 128 (192 at head dim 64), BLOCK_N 64 or 128, stages 1 to 4, e.g. "
-                            "TESSERA_PIN_ATTENTION_SM90A=BLOCK_M=128,BLOCK_N=128,stages=3")
-    return AttentionConfig(config["BLOCK_M"], config["BLOCK_N"], config["stages"])
+                       hint="BLOCK_M takes 64 or 128 (192 at head dim 64), BLOCK_N 64 or 128, stages 1 to 4, "
+                            "schedule cooperative or pingpong (two or more consumers: BLOCK_M >= 128), e.g. "
+                            "TESSERA_PIN_ATTENTION_SM90A=BLOCK_M=128,BLOCK_N=128,stages=3,schedule=cooperative")
+    return AttentionConfig(config["BLOCK_M"], config["BLOCK_N"], config["stages"], config["schedule"])
 
 
 def group_of(H: int, H_kv: int, causal: bool) -> int:

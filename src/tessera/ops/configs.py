@@ -72,11 +72,12 @@ class LinearAttentionConfig:
 
 _GEMM = {(bm, bn, st): GemmConfig(bm, bn, 32, st) for bm in (64, 128) for bn in (64, 128) for st in (1, 3)}
 _ATTENTION = AttentionConfig(64, 64)
-HOPPER_ATTENTION = AttentionConfig(128, 128, 3)  # a ring of 3: +7% at S 4k, d 128 on the H100 (v6 notes)
-HOPPER_ATTENTION_64 = AttentionConfig(64, 128, 2)  # decode: at most 64 query rows (heads packed) per program
-HOPPER_ATTENTION_CAUSAL = AttentionConfig(128, 128, 2)  # causal: a ring of 3 was 5% slower on the H200
-# d = 64: three consumer warpgroups (192 rows) share each K/V step; tuned winner on both d = 64 rows (H100, 12-06)
-HOPPER_ATTENTION_D64 = AttentionConfig(192, 128, 3)
+HOPPER_ATTENTION = AttentionConfig(128, 128, 3, "cooperative")  # a ring of 3: +7% at S 4k, d 128 (H100, v6 notes)
+HOPPER_ATTENTION_64 = AttentionConfig(64, 128, 2, "cooperative")  # decode: <= 64 query rows (heads packed) a program
+HOPPER_ATTENTION_CAUSAL = AttentionConfig(128, 128, 2, "cooperative")  # causal: a ring of 3 was 5% slower (H200)
+# d = 64: three consumer warpgroups (192 rows) share each K/V step (tuned winner on both d = 64 rows, H100 12-06),
+# taking turns at the tensor cores (pingpong: +2% and +7% over cooperative on those rows, H100 v11 notes)
+HOPPER_ATTENTION_D64 = AttentionConfig(192, 128, 3, "pingpong")
 _LINEAR = {None: LinearAttentionConfig(32, None), 32: LinearAttentionConfig(32, 32)}
 
 

@@ -95,6 +95,24 @@ struct tsr_barrier {
   std::atomic<int> arrived{0};
   std::atomic<unsigned> generation{0};
 };
+// A named (hardware) barrier: its thread count comes with each arrival, as in bar.sync/bar.arrive.
+struct tsr_named_barrier {
+  void arrive(unsigned n, bool wait) {
+    std::unique_lock<std::mutex> g(m);
+    const unsigned gen = generation;
+    if (++arrived >= n) { arrived = 0; ++generation; cv.notify_all(); return; }
+    if (!wait) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(TSR_WAIT_LIMIT_S);
+    while (generation == gen && !tsr_hung.load()) {
+      if (std::chrono::steady_clock::now() > deadline) { tsr_hung = true; break; }
+      cv.wait_for(g, std::chrono::milliseconds(20));
+    }
+  }
+  std::mutex m;
+  std::condition_variable cv;
+  unsigned arrived = 0, generation = 0;
+};
+static tsr_named_barrier tsr_named[TSR_MAX_CLUSTER][16];
 static tsr_barrier* tsr_cta_barrier[TSR_MAX_CLUSTER];
 static tsr_barrier* tsr_cluster_barrier;
 static tsr_barrier* tsr_warp_barrier[TSR_MAX_CLUSTER][32];
@@ -268,11 +286,10 @@ static inline void tsr_bulk_wait_all() {}
 static inline void tsr_fence_proxy_async() {}
 static inline void tsr_st_shared_u32(unsigned a, unsigned v) { std::memcpy(tsr_smem + a, &v, 4); }
 static inline void tsr_st_shared_f32x2(unsigned a, float x, float y) { float v[2] = {x, y}; std::memcpy(tsr_smem + a, v, 8); }
-// bar.sync id, 128: the kernels name one barrier per consumer warpgroup, so it is the caller's warpgroup barrier.
-static inline void tsr_named_bar(unsigned, unsigned n) {
-  if (n != 128) std::abort();
-  tsr_wg_barrier[tsr_rank][threadIdx.x >> 7]->arrive_and_wait();
-}
+// bar.sync / bar.arrive id, n: the hardware's counting barriers. Arrivals and syncs on `id` add up; the n-th opens
+// the barrier (every waiting sync returns) and the count starts again, so a warpgroup can hand another a turn.
+static inline void tsr_named_bar(unsigned id, unsigned n) { tsr_named[tsr_rank][id & 15].arrive(n, true); }
+static inline void tsr_named_arrive(unsigned id, unsigned n) { tsr_named[tsr_rank][id & 15].arrive(n, false); }
 // nv.splitk_fixup: CTAs run one after another (a cluster's at once), so plain accesses and a seq_cst counter do.
 static inline void tsr_st_cg_f32x4(float* p, float a, float b, float c, float d) { p[0] = a; p[1] = b; p[2] = c; p[3] = d; }
 static inline void tsr_ld_cg_f32x4(const float* p, float* q) { std::memcpy(q, p, 16); }
@@ -317,6 +334,7 @@ extern "C" int tsr_host_launch(void** argv, int gx, int gy, int gz) {
     tsr_barrier cluster(CLUSTER * THREADS);
     tsr_cluster_barrier = &cluster;
     std::vector<tsr_barrier*> owned;
+    for (int r = 0; r < CLUSTER; ++r) for (auto& b : tsr_named[r]) b.arrived = 0;  // a CTA starts with fresh ones
     for (int r = 0; r < CLUSTER; ++r) {
       owned.push_back(new tsr_barrier(THREADS)); tsr_cta_barrier[r] = owned.back();
       for (int w = 0; w < THREADS / 32; ++w) { owned.push_back(new tsr_barrier(32)); tsr_warp_barrier[r][w] = owned.back(); }

@@ -129,6 +129,7 @@ class LoadedKernel:
         self._launch_kernel = driver.cuLaunchKernel
         self._func = driver.CUfunction(int(kernel.handle))  # a CUkernel may be launched as a CUfunction
         self._null_stream = driver.CUstream(0)
+        self._streams: dict[int, object] = {}  # raw stream handle -> its CUstream
         # The parameter block: one packed buffer of slots and the array of slot addresses
         # cuLaunchKernel reads; a launch packs the values with one struct call.
         params = binder.params
@@ -163,7 +164,16 @@ class LoadedKernel:
             cfg = self._configs[(grid, block, shared_mem)]
         except (KeyError, TypeError):
             cfg = self._config(grid, block, shared_mem)
-        handle = self._null_stream if stream is None else _stream_handle(self._driver, stream, self.name)
+        if stream is None:
+            handle = self._null_stream
+        elif stream.__class__ is int:  # a raw handle (the ops' warm path): its CUstream wrapper is made once
+            handle = self._streams.get(stream)
+            if handle is None:
+                if len(self._streams) >= 64:
+                    self._streams.clear()
+                handle = self._streams[stream] = _stream_handle(self._driver, stream, self.name)
+        else:
+            handle = _stream_handle(self._driver, stream, self.name)
         if tuple(map(type, args)) != self._plain_types:  # arrays, numpy scalars, ints for floats: convert
             bound = self._binder.bind(args)
             if bound.host:

@@ -48,6 +48,12 @@ def emit_setmaxnreg(e, op: H.SetMaxNRegOp) -> None:
     e.line(f'TSR_DEVICE_ASM("setmaxnreg.{op.action.data}.sync.aligned.u32 {op.regs.value.data};\\n" ::: "memory");')
 
 
+def emit_named_barrier(e, op: H.NamedBarrierOp) -> None:
+    fn = "tsr_named_bar" if op.mode.data == "sync" else "tsr_named_arrive"
+    e.comment(op, f"{op.mode.data} on a hardware barrier of {op.threads.value.data} threads")
+    e.line(f"{fn}((unsigned){e[op.id]}, {op.threads.value.data}u);")
+
+
 def _bar(e, op, base: int) -> str:
     return f"tsr_sbase + {base}u + 8u * (unsigned){e[op.stage]}"
 
@@ -198,6 +204,7 @@ def emit_tma_store_drain(e, op: H.TmaStoreDrainOp) -> None:
 
 HOPPER_EMITTERS = {
     "nv.thread_id": emit_thread_id, "nv.logical_grid": emit_logical_grid, "nv.setmaxnreg": emit_setmaxnreg,
+    "nv.named_barrier": emit_named_barrier,
     "nv.cluster_rank": emit_cluster_rank, "nv.cluster_sync": emit_cluster_sync,
     "nv.tma_store_drain": emit_tma_store_drain,
     "nv.mbarrier_init": emit_mbarrier_init, "nv.mbarrier_wait": emit_mbarrier_wait,
@@ -290,6 +297,9 @@ static __device__ __forceinline__ void tsr_bulk_wait_all() { asm volatile("cp.as
 static __device__ __forceinline__ void tsr_named_bar(unsigned id, unsigned threads) {
   asm volatile("bar.sync %0, %1;\\n" :: "r"(id), "r"(threads) : "memory");
 }
+static __device__ __forceinline__ void tsr_named_arrive(unsigned id, unsigned threads) {
+  asm volatile("bar.arrive %0, %1;\\n" :: "r"(id), "r"(threads) : "memory");
+}
 static __device__ __forceinline__ void tsr_st_shared_u32(unsigned addr, unsigned v) {
   asm volatile("st.shared.u32 [%0], %1;\\n" :: "r"(addr), "r"(v) : "memory");
 }
@@ -319,6 +329,7 @@ static __device__ __forceinline__ void tsr_mbar_arrive_cluster(unsigned bar, uns
                         + [_tma_load_nd(r, ev) for r in (3, 4, 5) for ev in (False, True)] + ["#endif"]),
 }
 PROVIDES = {"hopper": ("tsr_mbar_init", "tsr_mbar_wait", "tsr_mbar_arrive", "tsr_mbar_expect_tx", "tsr_tma_load_2d",
+                       "tsr_named_bar", "tsr_named_arrive",
                        "tsr_tma_load_2d_evict_first",
                        "tsr_cluster_sync", "tsr_cluster_rank",
                        "tsr_wgmma_desc", "tsr_tensormap", "TSR_DEVICE_ASM"),

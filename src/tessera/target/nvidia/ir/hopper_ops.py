@@ -130,6 +130,31 @@ class SetMaxNRegOp(NvOp):
             fail(self, f"regs={r} must be a multiple of 8 in [24, 256]")
 
 
+@irdl_op_definition
+class NamedBarrierOp(NvOp):
+    """`bar.sync id, threads` (mode "sync": arrive and wait) or `bar.arrive id, threads` (mode "arrive": count
+    without waiting) on hardware barrier `id` (1 to 15; 0 is __syncthreads). A barrier completes once `threads`
+    threads have arrived or synced on it, so warpgroups can hand each other a turn: one arrives, the other syncs
+    (FlashAttention-3's warp-scheduler barriers)."""
+
+    name = "nv.named_barrier"
+    MIN_ARCH: ClassVar[str] = "sm_80"
+    id = operand_def(IndexType)
+    threads = prop_def(IntegerAttr)
+    mode = prop_def(StringAttr)
+    assembly_format = "$id attr-dict"
+
+    def __init__(self, id: SSAValue, threads: int, mode: str):
+        super().__init__(operands=[id], properties={"threads": int_attr(threads), "mode": StringAttr(mode)})
+
+    def verify_(self) -> None:
+        t = self.threads.value.data
+        if self.mode.data not in ("sync", "arrive"):
+            fail(self, f"mode '{self.mode.data}' is not sync or arrive")
+        if not 32 <= t <= 1024 or t % 32:
+            fail(self, f"threads={t} must be a multiple of 32 (whole warps) in [32, 1024]")
+
+
 # --- mbarriers ------------------------------------------------------------------------
 
 
@@ -433,6 +458,6 @@ class WgmmaWaitOp(NvOp):
             fail(self, f"hold {self.hold.type} is not a register A operand (a vector of bf16 or f16)")
 
 
-HOPPER_OPS = (ThreadIdOp, LogicalGridOp, ClusterRankOp, ClusterSyncOp, SetMaxNRegOp, MbarrierInitOp,
+HOPPER_OPS = (ThreadIdOp, LogicalGridOp, ClusterRankOp, ClusterSyncOp, SetMaxNRegOp, NamedBarrierOp, MbarrierInitOp,
               MbarrierWaitOp, MbarrierArriveOp, MbarrierExpectTxOp, TmaLoadOp, WgmmaOp, WgmmaWaitOp, WgaccLoadOp,
               WgaccStoreOp, WgaccStoreTmaOp, TmaStoreDrainOp, SplitkFixupOp, StreamkFixupOp)

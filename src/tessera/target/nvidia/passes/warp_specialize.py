@@ -108,8 +108,10 @@ class WarpSpecialize(ModulePass):
         stages: depth of the TMA ring (shared-memory slots of A and B), 1 to 8.
         group_m: rows of tiles a persistent CTA wave walks before moving right (L2 reuse).
         schedule: cooperative (both consumer warpgroups share each tile, 64 rows each, or 128 at BM=256) or
-            pingpong (each consumer owns whole tiles, alternating, so one's epilogue overlaps the other's main
-            loop; BM=128, BN<=128).
+            pingpong. On a single-accumulator K-loop (the GEMM), each consumer owns whole tiles, alternating, so
+            one's epilogue overlaps the other's main loop (BM=128, BN<=128); on a general loop body (attention)
+            the consumers share each tile and take turns at issuing each step's wgmmas (warp-scheduler barriers,
+            ws_body), so one's softmax runs under another's GEMMs (BM=128 or 192).
         cluster: CTAs per thread-block cluster, 1 or 2. With 2, the CTAs of a cluster take two tiles of one
             column (rows 2p and 2p+1) and each loads half of the shared B tile, multicast to both: a third
             less L2 -> shared-memory traffic at 128x256 tiles.

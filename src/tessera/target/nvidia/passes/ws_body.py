@@ -18,8 +18,10 @@ operand's; each consumer warpgroup owns 64 rows of the tile, waits on an operand
 program waited for its copy, runs each mma as wgmma and frees a ring slot once the last mma that reads it is
 done. With overlap (the default) the loop is rotated by one step and each wgmma is waited for at its result's
 first use (ws_overlap), so the softmax of step j+1 runs while step j's P V wgmma is in flight; without it each
-wgmma is waited for where it is issued. With schedule=pingpong the two consumers' mmas take strict turns, each
-waited for at once, so one's softmax runs under the other's wgmma. See NOTES for what is next.
+wgmma is waited for where it is issued. With schedule=pingpong the consumers take turns at issuing a step's
+wgmmas (FlashAttention-3's warp-scheduler barriers, section 3.1): consumer c syncs on hardware barrier 8 + c
+before its first wgmma of a loop step and arrives on its successor's after its last, so one warpgroup's softmax
+runs while the next one's GEMMs have the tensor cores. See NOTES for what is next.
 """
 
 from __future__ import annotations
@@ -98,7 +100,6 @@ class Body:
     bm: int
     dtype: object
     swizzle: int = 0
-    turn: int = -1  # ping-pong: the two consumers' turn mbarriers (-1: none)
 
     @property
     def consumers(self) -> int:
@@ -200,9 +201,8 @@ def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
     return body
 
 
-def _plan_smem(body: Body, at: Operation, stages: int = 1, pingpong: bool = False) -> int:
-    """Give each staged tile its slots and barriers (and ping-pong's two turn barriers); the total bytes. One
-    swizzle for all (the narrowest)."""
+def _plan_smem(body: Body, at: Operation, stages: int = 1) -> int:
+    """Give each staged tile its slots and barriers; the total bytes. One swizzle for all (the narrowest)."""
     widths = []
     for st in body.staged:
         sw = _swizzle(st.cols * ELEM_BYTES)
@@ -219,8 +219,7 @@ def _plan_smem(body: Body, at: Operation, stages: int = 1, pingpong: bool = Fals
         count = stages if st.ring else 1
         st.full, st.empty = offset, offset + 8 * count
         offset += 16 * count
-    body.turn = offset if pingpong else -1
-    return offset + (16 if pingpong else 0)
+    return offset
 
 
 class BodyBuilder(Builder):
@@ -229,19 +228,21 @@ class BodyBuilder(Builder):
     def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False, overlap: bool = True):
         self.body_ = body
         self.stages = stages
-        self.overlap = overlap and not pingpong  # ping-pong's turns wait for each wgmma where it is issued
+        self.overlap = overlap
         self.feeds = wgmma_inputs([m.op for m in body.mmas])
-        if pingpong and body.consumers != 2:
-            raise refuse(body.mmas[0].op, f"schedule=pingpong alternates two consumer warpgroups; a {body.bm}-row "
-                                          f"tile has {body.consumers}", "use BLOCK_M = 128, or schedule=cooperative")
-        self.total = _plan_smem(body, body.mmas[0].op, stages, pingpong)
+        if pingpong and body.consumers < 2:
+            raise refuse(body.mmas[0].op, f"schedule=pingpong passes turns between consumer warpgroups; a "
+                                          f"{body.bm}-row tile has {body.consumers}",
+                         "use BLOCK_M = 128 or 192, or schedule=cooperative")
+        self.total = _plan_smem(body, body.mmas[0].op, stages)
         if self.total > SMEM_LIMIT[(9, 0)]:
             raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of the loop's staged tiles need {self.total} "
                                                      f"bytes of shared memory; sm_90a has {SMEM_LIMIT[(9, 0)]}",
                                  op=body.mmas[0].op, hint="use fewer stages or smaller blocks")
         self.cluster, self.splitk, self.streamk = 1, 1, False
         self.pingpong = False  # Builder's ping-pong gives each consumer its own tiles; here they share each tile
-        self.turns = pingpong  # and take turns at the tensor cores, one mma each (see _mma)
+        self.scheduler = pingpong  # they take turns at issuing each step's wgmmas (see _turns)
+        self.turn_ids: tuple[SSAValue, SSAValue] | None = None
         self.grid_axes = 1 + max([op.axis.data for op in body.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
         self.units = Units(body, group_m, 1, 1, 0, False)
@@ -261,8 +262,6 @@ class BodyBuilder(Builder):
             # before a slower warp of it has seen the first (its parity wait would then never return)
             releases = self.consumers if st.ring else 128 * self.consumers
             ops += [H.MbarrierInitOp(st.full, count, 1), H.MbarrierInitOp(st.empty, count, releases)]
-        if self.turns:
-            ops.append(H.MbarrierInitOp(bd.turn, 2, 1))
         tid = H.ThreadIdOp()
         ops.append(tid)
         wg = binop(ops, arith.DivSIOp, tid.result, 128)
@@ -286,8 +285,38 @@ class BodyBuilder(Builder):
         if self.consumers > 1:
             ops.append(H.SetMaxNRegOp(REGS[self.consumers][1], "inc"))
         c = binop(ops, arith.SubiOp, wg, 1)
+        if self.scheduler:
+            ops += self._first_turn(c)
         ops += self.tiles("consumer", c)
         return ops
+
+    # -- turns at the tensor cores (schedule=pingpong) ------------------------------------
+    TURN_BARRIER = 8  # consumer c's turn is hardware barrier 8 + c (1 to 3: the epilogues' warpgroup barriers)
+
+    def _first_turn(self, c: SSAValue) -> list[Operation]:
+        """The ids of this consumer's turn barrier and its successor's; consumer 0 opens its own first turn."""
+        ops: list[Operation] = []
+        base = index_const(ops, self.TURN_BARRIER)
+        mine = binop(ops, arith.AddiOp, c, base)
+        after = binop(ops, arith.RemSIOp, binop(ops, arith.AddiOp, c, 1), self.consumers)
+        self.turn_ids = (mine, binop(ops, arith.AddiOp, after, base))
+        first = arith.CmpiOp(c, index_const(ops, 0), "eq")
+        ops += [first, scf.IfOp(first, [], [H.NamedBarrierOp(mine, 256, "arrive"), scf.YieldOp()])]
+        return ops
+
+    def _turns(self, ops: list[Operation], each: bool = False) -> None:
+        """Bracket a loop step's wgmma issues: wait for this consumer's turn before the first, hand the turn on
+        after the last (a barrier of 256 threads: this warpgroup's sync and its predecessor's arrival); `each`
+        (a loop whose wgmmas are waited for where they are issued, so the softmax sits between them): every
+        issue on its own. Every consumer of a tile runs the same steps, so the turns go round in order and no
+        barrier is arrived on twice before its sync."""
+        if not self.scheduler:
+            return
+        at = [i for i, op in enumerate(ops) if isinstance(op, (H.WgmmaOp, W.WgmmaRsOp))]
+        mine, after = self.turn_ids
+        for first, last in reversed([(i, i) for i in at] if each else [(at[0], at[-1])] if at else []):
+            ops.insert(last + 1, H.NamedBarrierOp(after, 256, "arrive"))
+            ops.insert(first, H.NamedBarrierOp(mine, 256, "sync"))
 
     # -- one tile ---------------------------------------------------------------------
     def _tile_parity(self, ops: list, mapping: dict) -> SSAValue:
@@ -405,6 +434,7 @@ class BodyBuilder(Builder):
         stage, phase = ring_slot(inner, step_it, self.stages)
         *body_ops, yld = loop.body.block.ops
         self._step(regs, inner, body_ops, stage, phase, consumer, step_it, None)
+        self._turns(inner, each=True)
         inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1), *(regs.get(v) for v in yld.operands)))
         block.add_ops(inner)
         lb, ub, st_ = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
@@ -456,6 +486,7 @@ class BodyBuilder(Builder):
             nxt.map[args[i]] = cur.get(yld.operands[i])
         self._step(nxt, inner, rot.rest, s_nxt, p_nxt, consumer, it1, flight)
         flight.drain(inner)
+        self._turns(inner)
         inner.append(scf.YieldOp(it1, *(nxt.get(v) for v in rot.live)))
         block.add_ops(inner)
         rotated = scf.ForOp(lb, binop(region, arith.SubiOp, ub, step), step, [it, *live0], block)
@@ -525,14 +556,8 @@ class BodyBuilder(Builder):
 
     def _mma(self, regs: Regs, ops: list, mm: Mma, stage: SSAValue, consumer: SSAValue, step_it: SSAValue,
              flight: InFlight | None = None) -> None:
-        """One mma as wgmma, waited for (or left in `flight`, waited at its result's first use). Ping-pong: the consumers' mmas alternate strictly (A's p-th, B's p-th,
-        A's (p+1)-th, ...), so one warpgroup's softmax runs while the other's wgmma has the tensor cores;
-        consumer c's p-th mma waits for turn phase p + 1 - c and then hands the turn to its partner."""
+        """One mma as wgmma, waited for (or left in `flight`, waited at its result's first use)."""
         bd = self.body_
-        if self.turns:
-            p = binop(ops, arith.AddiOp, binop(ops, arith.MuliOp, step_it, len(bd.mmas)), bd.mmas.index(mm))
-            parity = binop(ops, arith.RemSIOp, binop(ops, arith.SubiOp, binop(ops, arith.AddiOp, p, 1), consumer), 2)
-            ops.append(H.MbarrierWaitOp(consumer, parity, bd.turn))
         acc = regs.get(mm.op.acc)
         b = mm.b
         b_stage = self._slot_bytes(b) if b.ring else 0
@@ -558,8 +583,6 @@ class BodyBuilder(Builder):
         done = H.WgmmaWaitOp(wg.result, 0, hold)
         ops.append(done)
         regs.map[mm.op.result] = done.result
-        if self.turns:
-            ops.append(H.MbarrierArriveOp(binop(ops, arith.SubiOp, index_const(ops, 1), consumer), bd.turn))
         for st in mm.last_reader_of:
             ops.append(H.MbarrierArriveOp(stage, st.empty))
 
