@@ -3,13 +3,15 @@ applied to its source (B), side by side, checked against each other, timed alter
 
     python3 benchmarks/ab_source_edit.py --drop-lines "tsr_tma_store_2d(" [--runs 50]
     python3 benchmarks/ab_source_edit.py --edit b-evict-first --edit desc-add [--runs 50]
+    python3 benchmarks/ab_source_edit.py --attention --drop-lines "reinterpret_cast<tsr_u32*>((wbase"
 
 --drop-lines drops every source line containing the given text; --edit applies one of EDITS (each its own B,
 timed against the same A). Edits go through `tessera.compiler.testing.inject_faults`, the fault-injection hook,
 so the compiler itself is unchanged. It answers "what would this emitted change buy" without a switch in the
 product (B may compute something else: dropping the output stores times the kernel without its writes;
 `bitwise_equal` says whether A and B agreed). The shapes and configs are DEFAULT's (what v10 of
-bench_hopper_gemm chose). Prints one line per (shape, edit) and writes JSON to $OUT/ab_source_edit.json.
+bench_hopper_gemm chose); with --attention, the sm_90a flash attention of ATTENTION's rows at their default
+configs. Prints one line per (shape, edit) and writes JSON to $OUT/ab_source_edit.json.
 """
 
 from __future__ import annotations
@@ -28,6 +30,13 @@ DEFAULT = {  # shape -> the config v10 of bench_hopper_gemm chose for it
     (4096, 4096, 4096): {"BM": 128, "BN": 256, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1},
     (1024, 1024, 16384): {"BM": 128, "BN": 128, "stages": 6, "schedule": "pingpong", "cluster": 1, "splitk": 2},
     (128, 8192, 8192): {"BM": 128, "BN": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 1},
+}
+
+
+ATTENTION = {  # (B, H, S, D, causal) -> the default config (configs.attention_config, v11)
+    (16, 16, 1024, 128, False): (128, 128, 3),
+    (8, 16, 2048, 128, True): (128, 128, 2),
+    (4, 16, 4096, 128, False): (128, 128, 3),
 }
 
 
@@ -83,6 +92,7 @@ def main() -> int:
     p.add_argument("--drop-lines", default=None, help="drop emitted source lines containing this text (a B)")
     p.add_argument("--edit", action="append", default=[], choices=sorted(EDITS), help="a named edit (a B each)")
     p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--attention", action="store_true", help="the attention rows (ATTENTION) instead of the GEMMs")
     a = p.parse_args()
     edits = {f"drop '{a.drop_lines}'": lambda src: "\n".join(l for l in src.splitlines() if a.drop_lines not in l)}
     edits = {**(edits if a.drop_lines else {}), **{name: EDITS[name] for name in a.edit}}
@@ -98,7 +108,9 @@ def main() -> int:
     T = tessera.tensor
     flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
     rows = []
-    for (M, N, K), cfg in DEFAULT.items():
+    if a.attention:
+        rows = [r for shape, cfg in ATTENTION.items() for r in _attention_ab(torch, flush, shape, cfg, edits, a.runs)]
+    for (M, N, K), cfg in ({} if a.attention else DEFAULT).items():
         A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         W = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
         specs = (T(("M", "K"), "bf16"), T(("N", "K"), "bf16"), T(("M", "N"), "bf16"), None, None,
@@ -118,6 +130,38 @@ def main() -> int:
     return 0
 
 
+def _attention_ab(torch, flush, shape, cfg, edits, runs) -> list:
+    """Each edit of the flash attention kernel ops.attention runs for `shape`, timed against the kernel as built."""
+    import math
+
+    import tessera
+    from tessera.compiler import testing
+    from tessera.kernels import flash_attention as FA
+    from tessera.ops._attention import kernel_specs
+    from tessera.ops.configs import AttentionConfig
+
+    B, H, S, D, causal = shape
+    bm, bn, stages = cfg
+    specs, meta, knobs = kernel_specs("bf16", D, causal, True, True, AttentionConfig(bm, bn, stages), hopper=True)
+    traced = FA.flash_attention.trace(*specs, **meta)
+    ka = tessera.compile(traced, "sm_90a", **knobs)
+    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    grid = (-(-S // bm), B * H)
+    out = []
+    for name, edit in edits.items():
+        with testing.inject_faults(source=edit):
+            kb = tessera.compile(traced, "sm_90a", **knobs)
+        if ka.source == kb.source:
+            print(f"{shape}: {name} changes nothing in this kernel", flush=True)
+            continue
+        outs = [(torch.empty_like(q), torch.empty(B, H, S, device="cuda")) for _ in range(2)]
+        calls = [lambda kk=kk, o=o: kk.launch(grid, [q, k, v, o[0], o[1], 1 / math.sqrt(D)])
+                 for kk, o in zip((ka, kb), outs)]
+        out.append(_time_ab(torch, flush, calls, lambda: bool(torch.equal(outs[0][0], outs[1][0])), shape, cfg, name,
+                            runs))
+    return out
+
+
 def _ab(torch, flush, ka, kb, A, W, shape, cfg, name, runs) -> dict:
     """A and B timed alternately (median of `runs` each, an L2 flush before every call)."""
     from tessera.kernels import gemm as G
@@ -126,10 +170,15 @@ def _ab(torch, flush, ka, kb, A, W, shape, cfg, name, runs) -> dict:
     outs = [torch.empty(M, N, device="cuda", dtype=torch.bfloat16) for _ in range(2)]
     grid = G.grid(M, N, BM=cfg["BM"], BN=cfg["BN"])
     calls = [lambda k=k, o=o: k.launch(grid, [A, W, o, 1.0]) for k, o in zip((ka, kb), outs)]
+    return _time_ab(torch, flush, calls, lambda: bool(torch.equal(outs[0], outs[1])), shape, cfg, name, runs)
+
+
+def _time_ab(torch, flush, calls, equal, shape, cfg, name, runs) -> dict:
+    """A and B (`calls`) timed alternately (median of `runs` each, an L2 flush before every call)."""
     for c in calls:
         c()
     torch.cuda.synchronize()
-    same = bool(torch.equal(outs[0], outs[1]))
+    same = equal()
     times = [[], []]
     for r in range(runs):
         for i in (r % 2, 1 - r % 2):
@@ -141,9 +190,9 @@ def _ab(torch, flush, ka, kb, A, W, shape, cfg, name, runs) -> dict:
             e.synchronize()
             times[i].append(s.elapsed_time(e))
     ma, mb = statistics.median(times[0]), statistics.median(times[1])
-    print(f"{M}x{N}x{K}: A {ma * 1e3:.1f} us, B ({name}) {mb * 1e3:.1f} us, B/A {mb / ma:.3f}, "
+    print(f"{shape}: A {ma * 1e3:.1f} us, B ({name}) {mb * 1e3:.1f} us, B/A {mb / ma:.3f}, "
           f"outputs equal {same}", flush=True)
-    return {"shape": [M, N, K], "config": cfg, "edit": name, "a_ms": ma, "b_ms": mb, "b_over_a_time": mb / ma,
+    return {"shape": list(shape), "config": cfg, "edit": name, "a_ms": ma, "b_ms": mb, "b_over_a_time": mb / ma,
             "bitwise_equal": same}
 
 

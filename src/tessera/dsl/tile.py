@@ -118,8 +118,19 @@ class Tile(Traced):
                           hint=numpy_hint(func.__name__))
 
     def __getitem__(self, item):
-        raise KernelError(D.DSL_UNSUPPORTED, f"tile {self!r} cannot be indexed or sliced",
-                          hint="load the sub-tile you need with tl.load, or mask with tl.where")
+        """numpy's new axes, `w[None, :]` / `x[:, None]` (tile.reshape); any other index is not a tile op."""
+        items = item if isinstance(item, tuple) else (item,)
+        full = [i for i, x in enumerate(items) if isinstance(x, slice) and x == slice(None)]
+        if len(full) + sum(x is None for x in items) != len(items) or len(full) not in (0, self.rank):
+            raise KernelError(D.DSL_UNSUPPORTED, f"tile {self!r} cannot be indexed or sliced with {item!r}: only "
+                                                 "new axes are tile ops (None between the ':' of every dim)",
+                              hint="x[None, :] / x[:, None] add an axis; load the sub-tile you need with tl.load, "
+                                   "or mask with tl.where")
+        dims = iter(self.shape)
+        return reshape(self, tuple(1 if x is None else next(dims) for x in items) + tuple(dims))
+
+    def reshape(self, *shape) -> "Tile":
+        return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape)
 
     def __matmul__(self, other):
         raise KernelError(D.DSL_UNSUPPORTED, "'@' is not a tile operator", hint="use tl.dot(a, b, acc)")
@@ -201,6 +212,19 @@ def splat(s: Scalar, shape: tuple[int, ...], dtype: T.DType) -> Tile:
             raise KernelError(D.DSL_DTYPE_MISMATCH, f"a {s.dtype} scalar meets a {dtype} tile",
                               hint=f"convert one: scalar.to(tl.{dtype.name}) or tile.to(tl.{s.dtype.name})")
     return _result(state, TO.SplatOp(s.ssa(state), tile_type(tuple(shape), dtype.ir)))
+
+
+def reshape(x: Tile, shape) -> Tile:
+    """The same elements in row-major order under `shape` (tile.reshape): the element count must not change."""
+    shape = check_shape(shape, "reshape")
+    if shape == x.shape:
+        return x
+    if math.prod(shape) != math.prod(x.shape):
+        raise KernelError(D.DSL_SHAPE_MISMATCH, f"cannot reshape {x!r} to {shape}: {math.prod(x.shape)} elements "
+                                                f"into {math.prod(shape)}",
+                          hint="a reshape keeps the element count; add a size-1 axis with x[None, :] or "
+                               "tl.expand_dims, widen one with tl.broadcast_to")
+    return unary_shape(TO.ReshapeOp, x, x.type.with_shape(shape))
 
 
 def broadcast_to(x: Tile, shape) -> Tile:

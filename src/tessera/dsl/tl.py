@@ -33,9 +33,9 @@ from tessera.ir.types import tile_type
 bfloat16, float16, float32, float64, int32 = bf16, f16, f32, f64, i32
 
 __all__ = ["bf16", "f16", "f32", "f64", "i1", "i32", "index", "program_id", "num_programs", "load", "store", "dot",
-           "zeros", "full", "arange", "iota", "where", "exp", "exp2", "log", "sqrt", "rsqrt", "tanh", "erf", "abs", "sigmoid",
-           "maximum", "minimum", "sum", "max", "min", "broadcast_to", "cdiv", "dim", "range", "Tile", "Scalar",
-           "Tensor"]
+           "zeros", "full", "arange", "iota", "where", "exp", "exp2", "log", "sqrt", "rsqrt", "tanh", "erf", "abs",
+           "sigmoid", "maximum", "minimum", "sum", "max", "min", "broadcast_to", "reshape", "expand_dims", "cdiv",
+           "dim", "range", "Tile", "Scalar", "Tensor"]
 
 
 def _tile(x, what: str) -> Tile:
@@ -316,6 +316,21 @@ min = _reduce("min")  # noqa: A001
 def broadcast_to(x: Tile, shape) -> Tile:
     """Expand the size-1 dims of `x` to `shape` (same rank; numpy rules)."""
     return _broadcast_to(_tile(x, "tl.broadcast_to"), shape)
+
+
+def reshape(x: Tile, shape) -> Tile:
+    """`x`'s elements in row-major order under `shape` of the same count (tile.reshape), e.g. a [N] row as [1, N]."""
+    return _tile(x, "tl.reshape").reshape(shape)
+
+
+def expand_dims(x: Tile, axis: int) -> Tile:
+    """`x` with a new size-1 axis at `axis` (numpy's expand_dims; x[None, :] is expand_dims(x, 0))."""
+    x = _tile(x, "tl.expand_dims")
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -x.rank - 1 <= axis <= x.rank:
+        raise KernelError(D.DSL_SHAPE_MISMATCH, f"tl.expand_dims: axis {axis!r} is out of range for {x!r}",
+                          hint=f"a rank-{x.rank} tile takes an int axis in [{-x.rank - 1}, {x.rank}]")
+    at = axis % (x.rank + 1)
+    return x.reshape(x.shape[:at] + (1,) + x.shape[at:])
 
 
 def cdiv(a, b):

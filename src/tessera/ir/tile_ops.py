@@ -6,7 +6,7 @@ implementation in `tessera.reference` (its reference semantics).
 
 The ops live by responsibility in `tile_memory_ops` (grid ids, load, store),
 `tile_compute_ops` (mma, elementwise, cmp, select), `tile_shape_ops` (reduce,
-broadcast, convert, transpose) and `tile_fill_ops` (constant, splat, iota),
+broadcast, convert, transpose, reshape) and `tile_fill_ops` (constant, splat, iota),
 with the rules they share with the fragment ops in `tile_checks`. This module
 lists them once, as `LOGICAL_OPS`, and is the one name importers use.
 """
@@ -51,10 +51,10 @@ from tessera.ir.tile_compute_ops import (
 )
 from tessera.ir.tile_fill_ops import ConstantOp, IotaOp, SplatOp
 from tessera.ir.tile_memory_ops import LoadOp, NumProgramsOp, ProgramIdOp, StoreOp, index
-from tessera.ir.tile_shape_ops import REDUCE_KINDS, BroadcastOp, ConvertOp, ReduceOp, TransposeOp
+from tessera.ir.tile_shape_ops import REDUCE_KINDS, BroadcastOp, ConvertOp, ReduceOp, ReshapeOp, TransposeOp
 
 LOGICAL_OPS = (ProgramIdOp, NumProgramsOp, LoadOp, StoreOp, MmaOp, *BINARY_OPS, *UNARY_OPS, CmpOp, SelectOp,
-               ReduceOp, BroadcastOp, ConvertOp, TransposeOp, ConstantOp, SplatOp, IotaOp)
+               ReduceOp, BroadcastOp, ConvertOp, TransposeOp, ReshapeOp, ConstantOp, SplatOp, IotaOp)
 
 __all__ = [
     "LOGICAL_OPS", "MMA_INPUTS", "BINARY_OPS", "UNARY_OPS", "CMP_PREDICATES", "REDUCE_KINDS", "index",
@@ -64,6 +64,6 @@ __all__ = [
     "AddOp", "SubOp", "MulOp", "DivOp", "MaxOp", "MinOp",
     "NegOp", "AbsOp", "ExpOp", "Exp2Op", "LogOp", "SqrtOp", "RsqrtOp", "TanhOp", "ErfOp",
     "CmpOp", "SelectOp",
-    "ReduceOp", "BroadcastOp", "ConvertOp", "TransposeOp",
+    "ReduceOp", "BroadcastOp", "ConvertOp", "TransposeOp", "ReshapeOp",
     "ConstantOp", "SplatOp", "IotaOp",
 ]

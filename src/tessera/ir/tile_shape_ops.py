@@ -1,10 +1,12 @@
 """Tile ops from one source tile to a result whose type the op derives from it.
 
-reduce, broadcast, convert and transpose share the `%r = tile.OP %x : A -> B`
+reduce, broadcast, convert, transpose and reshape share the `%r = tile.OP %x : A -> B`
 syntax (`_UnaryShapeOp`); each states in `verify_` how B follows from A.
 """
 
 from __future__ import annotations
+
+import math
 
 from xdsl.dialects.builtin import IntAttr, StringAttr, i1
 from xdsl.ir import Attribute, SSAValue
@@ -136,3 +138,18 @@ class TransposeOp(_UnaryShapeOp):
         if s.rank != 2 or r != s.with_shape(s.get_shape()[::-1]):
             fail(self, D.TILE_SHAPE_MISMATCH, f"tile.transpose: transposing {s} gives "
                                               f"{s.with_shape(s.get_shape()[::-1]) if s.rank == 2 else 'nothing (rank != 2)'}, not {r}")
+
+
+@irdl_op_definition
+class ReshapeOp(_UnaryShapeOp):
+    """The same elements in the same row-major order under another shape of the same count: a [N] row as
+    [1, N] (`w[None, :]`, tl.expand_dims), [N, 1], or back (squeeze)."""
+
+    name = "tile.reshape"
+
+    def verify_(self) -> None:
+        s = expect_tile(self, "source", self.source.type)
+        r = expect_tile(self, "result", self.result.type)
+        if r != s.with_shape(r.get_shape()) or math.prod(s.get_shape()) != math.prod(r.get_shape()):
+            fail(self, D.TILE_SHAPE_MISMATCH, f"tile.reshape: cannot reshape {s} to {r}: the element count, element "
+                                              "type and memory space must stay the same")

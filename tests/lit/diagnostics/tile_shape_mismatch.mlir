@@ -1,4 +1,4 @@
-// TILE_SHAPE_MISMATCH: Shape rules of reduce, broadcast, convert, transpose and async_copy.
+// TILE_SHAPE_MISMATCH: Shape rules of reduce, broadcast, convert, transpose, reshape and async_copy.
 // RUN: tessera-opt --split-input-file --verify-diagnostics %s
 // RUN: not tessera-opt --split-input-file %s 2>&1 | FileCheck %s
 
@@ -29,5 +29,23 @@ func.func @f(%a: !tile.tile<4x8xf32>) {
 func.func @f(%a: !tile.tile<4x8xf32>) {
   // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_SHAPE_MISMATCH: tile.convert: source
   %x = tile.convert %a : !tile.tile<4x8xf32> -> !tile.tile<8x4xf16>  // expected-error {{TILE_SHAPE_MISMATCH: tile.convert: source}}
+  func.return
+}
+
+// -----
+
+func.func @f(%a: !tile.tile<64xf32>) {
+  // A reshape keeps the element count: 64 elements are not 2 x 64.
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_SHAPE_MISMATCH: tile.reshape: cannot reshape !tile.tile<64xf32> to !tile.tile<2x64xf32>
+  %x = tile.reshape %a : !tile.tile<64xf32> -> !tile.tile<2x64xf32>  // expected-error {{TILE_SHAPE_MISMATCH: tile.reshape: cannot reshape !tile.tile<64xf32> to !tile.tile<2x64xf32>: the element count, element type and memory space must stay the same}}
+  func.return
+}
+
+// -----
+
+func.func @f(%a: !tile.tile<64xf32>) {
+  // nor the element type (that is tile.convert).
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_SHAPE_MISMATCH: tile.reshape: cannot reshape !tile.tile<64xf32> to !tile.tile<1x64xf16>
+  %x = tile.reshape %a : !tile.tile<64xf32> -> !tile.tile<1x64xf16>  // expected-error {{TILE_SHAPE_MISMATCH: tile.reshape: cannot reshape}}
   func.return
 }

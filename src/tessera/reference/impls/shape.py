@@ -1,4 +1,4 @@
-"""Tile creation and reshaping: constant, splat, iota, broadcast, transpose, reduce, convert.
+"""Tile creation and reshaping: constant, splat, iota, broadcast, transpose, reshape, reduce, convert.
 
 Tile values are never mutated, so constants and iotas are built once per op
 (read-only arrays) and broadcast/transpose return numpy views.
@@ -56,6 +56,11 @@ class ShapeFunctions(InterpreterFunctions):
     @impl(T.TransposeOp)
     def run_transpose(self, interpreter: Interpreter, op: T.TransposeOp, args: PythonValues) -> PythonValues:
         return (args[0].T,)
+
+    @impl(T.ReshapeOp)
+    def run_reshape(self, interpreter: Interpreter, op: T.ReshapeOp, args: PythonValues) -> PythonValues:
+        shape = interpreter.cached(op, lambda: op.result.type.get_shape())
+        return (np.reshape(args[0], shape),)
 
     @impl(T.ReduceOp)
     def run_reduce(self, interpreter: Interpreter, op: T.ReduceOp, args: PythonValues) -> PythonValues:

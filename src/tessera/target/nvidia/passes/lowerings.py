@@ -10,7 +10,7 @@ fragment_zero, fragment_pack (from smem; from a register tile through the
 scratch buffer, converting the element type if needed), fragment_mma
 (mma.sync m16n8k16 bf16/f16 -> f32), fragment_unpack and fragment_store
 (family mma_sync, layout "row"); load, store, every elementwise op, cmp,
-select, convert, constant, splat, iota on blocked register tiles; reduce,
+select, convert, constant, splat, iota, reshape on blocked register tiles; reduce,
 broadcast (in registers when every thread already holds what it needs, e.g. a
 1 x N row over N threads: `nv.slots`) and transpose through the scratch buffer.
 
@@ -274,6 +274,12 @@ def lower_transpose(op: T.TransposeOp, k) -> None:
     _read_back(op, k, lambda s, r, st: list(st[::-1]))
 
 
+def lower_reshape(op: T.ReshapeOp, k) -> None:
+    """A blocked tile's slot i of thread t is element t + i * threads in row-major order, for every shape: a
+    reshape keeps that order and the count (its verifier), so it is the same registers."""
+    _replace(op, [], [op.source])
+
+
 def _scratch_pair(k, a: TileType, b: TileType) -> tuple[nv.AllocSharedOp, nv.AllocSharedOp]:
     """Two shared tiles side by side in the scratch region: `a` at its start, `b` at the next aligned byte."""
 
@@ -316,6 +322,6 @@ LOWERINGS = {
     F.FragmentUnpackOp: lower_fragment_unpack, F.FragmentStoreOp: lower_fragment_store, T.LoadOp: lower_load,
     T.StoreOp: lower_store, T.CmpOp: lower_cmp, T.SelectOp: lower_select, T.ConvertOp: lower_convert,
     T.ConstantOp: lower_constant, T.SplatOp: lower_splat, T.IotaOp: lower_iota, T.ReduceOp: lower_reduce,
-    T.BroadcastOp: lower_broadcast, T.TransposeOp: lower_transpose, T.MmaOp: lower_mma,
+    T.BroadcastOp: lower_broadcast, T.TransposeOp: lower_transpose, T.ReshapeOp: lower_reshape, T.MmaOp: lower_mma,
     **{cls: lower_elementwise for cls in (*T.BINARY_OPS, *T.UNARY_OPS)},
 }
