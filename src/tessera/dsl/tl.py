@@ -103,12 +103,22 @@ def _offsets(state: B.TraceState, t: Tensor, offsets, rank: int, what: str) -> l
     return out
 
 
-def load(tensor: Tensor, offsets, shape, padding: float = 0.0) -> Tile:
+def load(tensor: Tensor, offsets, shape, padding: float = 0.0, *, mask=None, other=None) -> Tile:
     """Read a tile of `shape` whose origin is `offsets` (one per tensor dim; the tile covers the trailing dims).
 
     Elements past the tensor's edge read `padding` (0.0 by default; -inf and
     nan are allowed for float tensors), so ragged edges need no masks.
+    mask / other (Triton's): where the i1 tile `mask` is false the result is
+    `other` (a number, scalar or tile; `padding` by default). Every load is
+    bounds-checked, so the mask decides values, never whether memory is safe.
     """
+    if mask is not None or other is not None:
+        if mask is None:
+            raise KernelError(D.DSL_OPERAND_INVALID, "tl.load: other= without mask= has nothing to replace",
+                              hint="pass mask=<i1 tile>, or use padding= for the elements past the edge")
+        x = load(tensor, offsets, shape, padding)
+        m = _mask(mask, x, "tl.load")
+        return where(m, x, padding if other is None else other)
     t = _tensor(tensor, "tl.load")
     state = B.current("tl.load")
     shape = check_shape(shape, "tl.load")
@@ -125,8 +135,10 @@ def load(tensor: Tensor, offsets, shape, padding: float = 0.0) -> Tile:
     return Tile(state.emit(op).results[0], state.scope)
 
 
-def store(tensor: Tensor, offsets, value: Tile) -> None:
-    """Write `value` with its origin at `offsets`; elements past the tensor's edge are dropped."""
+def store(tensor: Tensor, offsets, value: Tile, *, mask=None) -> None:
+    """Write `value` with its origin at `offsets`; elements past the tensor's edge are dropped, and with `mask`
+    (an i1 tile of value's shape, or one that broadcasts to it) so are those where the mask is false: memory
+    there is not written (tile.masked_store)."""
     t = _tensor(tensor, "tl.store")
     v = _tile(value, "tl.store")
     state = B.current("tl.store")
@@ -137,7 +149,26 @@ def store(tensor: Tensor, offsets, value: Tile) -> None:
         raise KernelError(D.DSL_DTYPE_MISMATCH, f"tl.store: the tile is {v.dtype} but tensor '{t.name}' holds "
                                                 f"{t.dtype}", hint=f"convert the tile with .to({t.name}.dtype)")
     offs = _offsets(state, t, offsets, v.rank, "tl.store")
-    state.emit(TO.StoreOp(v.ssa(state), t.ssa(state), offs))
+    if mask is None:
+        state.emit(TO.StoreOp(v.ssa(state), t.ssa(state), offs))
+        return
+    m = _mask(mask, v, "tl.store")
+    state.emit(TO.MaskedStoreOp(v.ssa(state), m.ssa(state), t.ssa(state), offs))
+
+
+def _mask(mask, like: Tile, what: str) -> Tile:
+    """`mask` as an i1 tile of `like`'s shape (a size-1 dim broadcasts; a scalar i1 fills it)."""
+    reject_poison(mask)
+    if isinstance(mask, Scalar) and mask.dtype == i1:
+        return splat(mask, like.shape, i1)
+    if not isinstance(mask, Tile) or mask.dtype != i1:
+        raise KernelError(D.DSL_OPERAND_INVALID, f"{what}: mask must be an i1 tile (a comparison), got {mask!r}",
+                          hint="e.g. mask=tl.arange(0, BLOCK) < n")
+    try:
+        return _broadcast_to(mask, like.shape)
+    except KernelError:
+        raise KernelError(D.DSL_SHAPE_MISMATCH, f"{what}: mask {mask!r} does not broadcast to the tile's shape "
+                                                f"{like.shape}", hint="build the mask with the tile's shape") from None
 
 
 # --- compute ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntAttr, MemRefType, f64
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntAttr, MemRefType, f64, i1
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -25,7 +25,8 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 
 from tessera.ir import diagnostics as D
-from tessera.ir.syntax import AccessSyntax
+from tessera.ir.syntax import (AccessSyntax, parse_arrow_type, parse_index_list, parse_operand, parse_operands,
+                               print_arrow_type, print_index_list, print_operands)
 from tessera.ir.tile_checks import check_memref_access, check_offsets, expect_tile, fail
 from tessera.ir.types import TileType
 
@@ -108,3 +109,47 @@ class StoreOp(AccessSyntax):
         t = expect_tile(self, "stored value", self.value.type, "reg")
         check_offsets(self, self.offsets)
         check_memref_access(self, self.dest.type, len(self.offsets), t)
+
+
+@irdl_op_definition
+class MaskedStoreOp(IRDLOperation):
+    """`tile.masked_store %v, %M[%i, %j] if %m : A -> memref`: write the elements of a tile where the i1 tile
+    `mask` is true (and inside the memref); memory under a false element is not written. A separate op, not a
+    flag of tile.store, so that a pass that does not know masks refuses it instead of storing every element."""
+
+    name = "tile.masked_store"
+    value = operand_def(TileType)
+    mask = operand_def(TileType)
+    dest = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+
+    def __init__(self, value: SSAValue, mask: SSAValue, dest: SSAValue, offsets):
+        super().__init__(operands=[value, mask, dest, list(offsets)])
+
+    def verify_(self) -> None:
+        t = expect_tile(self, "stored value", self.value.type, "reg")
+        m = expect_tile(self, "mask", self.mask.type, "reg")
+        if m.element_type != i1:
+            fail(self, D.TILE_ELEMENT_TYPE_INVALID, f"tile.masked_store: the mask {m} must be an i1 tile")
+        if m.get_shape() != t.get_shape():
+            fail(self, D.TILE_SHAPE_MISMATCH, f"tile.masked_store: the mask {m} and the stored value {t} differ in "
+                                              "shape")
+        check_offsets(self, self.offsets)
+        check_memref_access(self, self.dest.type, len(self.offsets), t)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        value, dest = parse_operands(parser, 2)
+        offsets = parse_index_list(parser)
+        parser.parse_keyword("if")
+        mask = parse_operand(parser)
+        parse_arrow_type(parser)
+        return cls(value, mask, dest, offsets)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_operands(printer, [self.value, self.dest])
+        print_index_list(printer, self.offsets)
+        printer.print_string(" if ")
+        printer.print_operand(self.mask)
+        print_arrow_type(printer, self.value.type, self.dest.type)

@@ -4,8 +4,8 @@ A window has one offset per array dim and covers `window` elements from it
 (the tile's dims, with leading 1s for the array dims the tile does not
 cover). Positions outside [0, extent) along any dim -- past the end *or*
 before 0 (negative offsets) -- are out of bounds: reads give the padding
-value, writes are dropped. tile.load, tile.store, tile.async_copy and
-tile.fragment_store all go through here, so ragged edges behave the same at
+value, writes are dropped. tile.load, tile.store, tile.masked_store, tile.async_copy
+and tile.fragment_store all go through here, so ragged edges behave the same at
 every level.
 """
 
@@ -56,3 +56,14 @@ def write_window(array: np.ndarray, offsets: tuple[int, ...], window: tuple[int,
     src, dst, whole = clipped
     block = tile.reshape(window)
     array[src] = block if whole else block[dst]
+
+
+def write_window_masked(array: np.ndarray, offsets: tuple[int, ...], window: tuple[int, ...], tile: np.ndarray,
+                        mask: np.ndarray) -> None:
+    """`write_window` of only the elements where `mask` is true; the array keeps the others untouched."""
+    clipped = _clip(offsets, window, array.shape)
+    if clipped is None:
+        return
+    src, dst, _ = clipped
+    keep = mask.reshape(window)[dst]
+    np.copyto(array[src], tile.reshape(window)[dst], where=keep)

@@ -23,3 +23,13 @@ func.func @f(%c: !tile.tile<4x4xf32>, %a: !tile.tile<4x4xf32>) {
   %x = tile.select %c, %a, %a : !tile.tile<4x4xf32>  // expected-error {{TILE_ELEMENT_TYPE_INVALID: tile.select: condition must be !tile.tile<4x4xi1>}}
   func.return
 }
+
+// -----
+
+func.func @f(%v: !tile.tile<4x4xf32>, %m: !tile.tile<4x4xi32>, %O: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  // A store mask is an i1 tile (a comparison), not a 0/1 integer tile.
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_ELEMENT_TYPE_INVALID: tile.masked_store: the mask !tile.tile<4x4xi32> must be an i1 tile
+  tile.masked_store %v, %O[%c0, %c0] if %m : !tile.tile<4x4xf32> -> memref<8x8xf32>  // expected-error {{TILE_ELEMENT_TYPE_INVALID: tile.masked_store: the mask !tile.tile<4x4xi32> must be an i1 tile}}
+  func.return
+}

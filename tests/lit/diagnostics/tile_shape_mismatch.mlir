@@ -1,4 +1,4 @@
-// TILE_SHAPE_MISMATCH: Shape rules of reduce, broadcast, convert, transpose, reshape and async_copy.
+// TILE_SHAPE_MISMATCH: Shape rules of reduce, broadcast, convert, transpose, reshape, masked_store and async_copy.
 // RUN: tessera-opt --split-input-file --verify-diagnostics %s
 // RUN: not tessera-opt --split-input-file %s 2>&1 | FileCheck %s
 
@@ -47,5 +47,15 @@ func.func @f(%a: !tile.tile<64xf32>) {
   // nor the element type (that is tile.convert).
   // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_SHAPE_MISMATCH: tile.reshape: cannot reshape !tile.tile<64xf32> to !tile.tile<1x64xf16>
   %x = tile.reshape %a : !tile.tile<64xf32> -> !tile.tile<1x64xf16>  // expected-error {{TILE_SHAPE_MISMATCH: tile.reshape: cannot reshape}}
+  func.return
+}
+
+// -----
+
+func.func @f(%v: !tile.tile<4x4xf32>, %m: !tile.tile<1x4xi1>, %O: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  // The mask covers every stored element: broadcasting it is the tracer's job (tile.broadcast), not the store's.
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_SHAPE_MISMATCH: tile.masked_store: the mask !tile.tile<1x4xi1> and the stored value !tile.tile<4x4xf32> differ in shape
+  tile.masked_store %v, %O[%c0, %c0] if %m : !tile.tile<4x4xf32> -> memref<8x8xf32>  // expected-error {{TILE_SHAPE_MISMATCH: tile.masked_store: the mask !tile.tile<1x4xi1> and the stored value !tile.tile<4x4xf32> differ in shape}}
   func.return
 }

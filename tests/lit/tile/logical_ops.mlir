@@ -98,6 +98,9 @@ func.func @logical(%A: memref<?x?xf32>, %O: memref<256x256xf32>, %s: f32) {
   %ai = tile.add %i0, %i0 : !tile.tile<64x64xi32>
   // CHECK: tile.store %sel, %O[%c0, %c0] : !tile.tile<64x64xf32> -> memref<256x256xf32>
   tile.store %sel, %O[%c0, %c0] : !tile.tile<64x64xf32> -> memref<256x256xf32>
+  // A masked store names the i1 tile after `if`; its type is the stored value's shape in i1.
+  // CHECK: tile.masked_store %sel, %O[%c0, %c0] if %lt : !tile.tile<64x64xf32> -> memref<256x256xf32>
+  tile.masked_store %sel, %O[%c0, %c0] if %lt : !tile.tile<64x64xf32> -> memref<256x256xf32>
   // CHECK: func.return
   func.return
 }

@@ -1,4 +1,4 @@
-"""tile.load / tile.store: whole tiles between global arrays and registers, with ragged edges.
+"""tile.load / tile.store / tile.masked_store: whole tiles between global arrays and registers, with ragged edges.
 
 Offsets index every memref dim and the tile covers the trailing dims; the
 boundary rule (pad on read, drop on write, negative offsets included) lives
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
-from tessera.ir.tile_ops import LoadOp, StoreOp
+from tessera.ir.tile_ops import LoadOp, MaskedStoreOp, StoreOp
 from tessera.reference.values import fill_value, np_dtype
-from tessera.reference.windows import read_window, window_shape, write_window
+from tessera.reference.windows import read_window, window_shape, write_window, write_window_masked
 
 
 def _load_plan(op: LoadOp):
@@ -35,4 +35,12 @@ class TileMemoryFunctions(InterpreterFunctions):
         window = interpreter.cached(
             op, lambda: window_shape(len(op.dest.type.get_shape()), op.value.type.get_shape()))
         write_window(array, tuple(offsets), window, tile)
+        return ()
+
+    @impl(MaskedStoreOp)
+    def run_masked_store(self, interpreter: Interpreter, op: MaskedStoreOp, args: PythonValues) -> PythonValues:
+        tile, mask, array, *offsets = args
+        window = interpreter.cached(
+            op, lambda: window_shape(len(op.dest.type.get_shape()), op.value.type.get_shape()))
+        write_window_masked(array, tuple(offsets), window, tile, mask)
         return ()

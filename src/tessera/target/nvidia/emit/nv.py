@@ -84,6 +84,8 @@ def slot_store_global(e, op: nv.StoreGlobalOp) -> None:
     mr = e.memref(op.dest, op)
     elem = op.value.type.element_type
     ok, addr = global_access(mr, [e[x] for x in op.offsets], blocked_coords(op.tile_shape(), e.threads))
+    if op.mask is not None:
+        ok = f"{e[op.mask]}[i_] && {ok}"
     _guarded(e, op, f"{mr.ptr}[{addr}] = ({C.mem_type(elem)}){C.read_bits(elem, e[op.value], 'i_')};", ok)
 
 

@@ -16,8 +16,8 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (DenseArrayBase, FloatAttr, IndexType, IntegerAttr, MemRefType, StringAttr,
                                    VectorType, f64, i1, i64)
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import BaseAttr, VarConstraint, irdl_op_definition, operand_def, prop_def, result_def, traits_def, \
-    var_operand_def
+from xdsl.irdl import AttrSizedOperandSegments, BaseAttr, VarConstraint, irdl_op_definition, operand_def, \
+    opt_operand_def, prop_def, result_def, traits_def, var_operand_def
 from xdsl.traits import Pure
 
 from tessera.target.nvidia.ir.types import NvOp, SmemType, blocked_len, expect_vec, fail, i64s, ints, vec
@@ -73,19 +73,26 @@ class LoadGlobalOp(_BlockedOp):
 
 @irdl_op_definition
 class StoreGlobalOp(_BlockedOp):
-    """Guarded per-element stores of a tile at `offsets`; elements past the memref edge are dropped."""
+    """Guarded per-element stores of a tile at `offsets`; elements past the memref edge are dropped, and with
+    `mask` (the blocked slots of an i1 tile of the same shape) so are the elements whose mask slot is false."""
 
     name = "nv.store_global"
     value = operand_def(VectorType)
     dest = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
-    assembly_format = "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
+    mask = opt_operand_def(VectorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = ("$value `,` $dest `[` $offsets `]` (`if` $mask^ `:` type($mask))? attr-dict `:` type($value) "
+                       "`,` type($dest)")
 
-    def __init__(self, value: SSAValue, dest: SSAValue, offsets, shape, threads: int):
-        super().__init__(operands=[value, dest, list(offsets)], properties=self.blocked_props(shape, threads))
+    def __init__(self, value: SSAValue, dest: SSAValue, offsets, shape, threads: int, mask: SSAValue | None = None):
+        super().__init__(operands=[value, dest, list(offsets), [] if mask is None else [mask]],
+                         properties=self.blocked_props(shape, threads))
 
     def verify_(self) -> None:
         self.check_blocked(self.value, "stored value", self.dest.type.element_type)
+        if self.mask is not None:
+            self.check_blocked(self.mask, "mask", i1)
         if len(self.offsets) != len(self.dest.type.get_shape()) or len(self.tile_shape()) > len(self.offsets):
             fail(self, "give one offset per memref dim; the tile covers the trailing dims")
 
