@@ -32,10 +32,10 @@ from tessera.ir.types import tile_type
 
 bfloat16, float16, float32, float64, int32 = bf16, f16, f32, f64, i32
 
-__all__ = ["bf16", "f16", "f32", "f64", "i1", "i32", "index", "program_id", "num_programs", "load", "store", "dot",
-           "zeros", "full", "arange", "iota", "where", "exp", "exp2", "log", "sqrt", "rsqrt", "tanh", "erf", "abs",
-           "sigmoid", "maximum", "minimum", "sum", "max", "min", "broadcast_to", "reshape", "expand_dims", "cdiv",
-           "dim", "range", "Tile", "Scalar", "Tensor"]
+__all__ = ["bf16", "f16", "f32", "f64", "i1", "i32", "index", "program_id", "num_programs", "load", "store",
+           "atomic_add", "dot", "zeros", "full", "arange", "iota", "where", "exp", "exp2", "log", "sqrt", "rsqrt",
+           "tanh", "erf", "abs", "sigmoid", "maximum", "minimum", "sum", "max", "min", "broadcast_to", "reshape",
+           "expand_dims", "cdiv", "dim", "range", "Tile", "Scalar", "Tensor"]
 
 
 def _tile(x, what: str) -> Tile:
@@ -154,6 +154,28 @@ def store(tensor: Tensor, offsets, value: Tile, *, mask=None) -> None:
         return
     m = _mask(mask, v, "tl.store")
     state.emit(TO.MaskedStoreOp(v.ssa(state), m.ssa(state), t.ssa(state), offs))
+
+
+def atomic_add(tensor: Tensor, offsets, value: Tile, *, mask=None) -> None:
+    """Add `value` into the tensor at `offsets` atomically (tile.atomic_add: every program may add into the same
+    elements, in any order); elements past the edge, or where `mask` is false, add nothing. f32, f64 or i32.
+    Unlike Triton's it returns nothing (the old values are not read back)."""
+    t = _tensor(tensor, "tl.atomic_add")
+    v = _tile(value, "tl.atomic_add")
+    state = B.current("tl.atomic_add")
+    if v.rank > t.rank:
+        raise KernelError(D.DSL_OFFSETS_INVALID, f"tl.atomic_add: a rank-{v.rank} tile cannot go into the "
+                                                 f"rank-{t.rank} tensor '{t.name}'")
+    if v.dtype != t.dtype:
+        raise KernelError(D.DSL_DTYPE_MISMATCH, f"tl.atomic_add: the tile is {v.dtype} but tensor '{t.name}' holds "
+                                                f"{t.dtype}", hint=f"convert the tile with .to({t.name}.dtype)")
+    if t.dtype.name not in TO.ATOMIC_TYPES:
+        raise KernelError(D.DSL_DTYPE_MISMATCH, f"tl.atomic_add adds {', '.join(TO.ATOMIC_TYPES)} tensors; "
+                                                f"'{t.name}' holds {t.dtype}",
+                          hint="accumulate in an f32 tensor and convert once at the end")
+    offs = _offsets(state, t, offsets, v.rank, "tl.atomic_add")
+    m = None if mask is None else _mask(mask, v, "tl.atomic_add").ssa(state)
+    state.emit(TO.AtomicAddOp(v.ssa(state), t.ssa(state), offs, m))
 
 
 def _mask(mask, like: Tile, what: str) -> Tile:

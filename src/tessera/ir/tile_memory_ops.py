@@ -12,9 +12,11 @@ from typing import ClassVar
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntAttr, MemRefType, f64, i1
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     result_def,
     traits_def,
@@ -152,4 +154,55 @@ class MaskedStoreOp(IRDLOperation):
         print_index_list(printer, self.offsets)
         printer.print_string(" if ")
         printer.print_operand(self.mask)
+        print_arrow_type(printer, self.value.type, self.dest.type)
+
+
+ATOMIC_TYPES = ("f32", "f64", "i32")  # what atomicAdd takes on every arch Tessera targets
+
+
+@irdl_op_definition
+class AtomicAddOp(IRDLOperation):
+    """`tile.atomic_add %v, %M[%i, %j] [if %m] : A -> memref`: add each element of a tile into memory atomically
+    (programs may add into the same elements in any order); elements past the edge, or under a false element
+    of the optional i1 `mask`, add nothing. f32, f64 or i32 (what atomicAdd takes)."""
+
+    name = "tile.atomic_add"
+    value = operand_def(TileType)
+    dest = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    mask = opt_operand_def(TileType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, value: SSAValue, dest: SSAValue, offsets, mask: SSAValue | None = None):
+        super().__init__(operands=[value, dest, list(offsets), [] if mask is None else [mask]])
+
+    def verify_(self) -> None:
+        from tessera.ir.types import type_name
+
+        t = expect_tile(self, "added value", self.value.type, "reg")
+        if type_name(t.element_type) not in ATOMIC_TYPES:
+            fail(self, D.TILE_ELEMENT_TYPE_INVALID, f"tile.atomic_add adds {', '.join(ATOMIC_TYPES)} tiles, not {t}")
+        if self.mask is not None:
+            m = expect_tile(self, "mask", self.mask.type, "reg")
+            if m.element_type != i1 or m.get_shape() != t.get_shape():
+                fail(self, D.TILE_SHAPE_MISMATCH, f"tile.atomic_add: the mask {m} must be an i1 tile of the added "
+                                                  f"value's shape {list(t.get_shape())}")
+        check_offsets(self, self.offsets)
+        check_memref_access(self, self.dest.type, len(self.offsets), t)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        value, dest = parse_operands(parser, 2)
+        offsets = parse_index_list(parser)
+        mask = parse_operand(parser) if parser.parse_optional_keyword("if") else None
+        parse_arrow_type(parser)
+        return cls(value, dest, offsets, mask)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_operands(printer, [self.value, self.dest])
+        print_index_list(printer, self.offsets)
+        if self.mask is not None:
+            printer.print_string(" if ")
+            printer.print_operand(self.mask)
         print_arrow_type(printer, self.value.type, self.dest.type)

@@ -50,16 +50,17 @@ from tessera.ir.tile_compute_ops import (
     UnaryOp,
 )
 from tessera.ir.tile_fill_ops import ConstantOp, IotaOp, SplatOp
-from tessera.ir.tile_memory_ops import LoadOp, MaskedStoreOp, NumProgramsOp, ProgramIdOp, StoreOp, index
+from tessera.ir.tile_memory_ops import (ATOMIC_TYPES, AtomicAddOp, LoadOp, MaskedStoreOp, NumProgramsOp, ProgramIdOp,
+                                       StoreOp, index)
 from tessera.ir.tile_shape_ops import REDUCE_KINDS, BroadcastOp, ConvertOp, ReduceOp, ReshapeOp, TransposeOp
 
-LOGICAL_OPS = (ProgramIdOp, NumProgramsOp, LoadOp, StoreOp, MaskedStoreOp, MmaOp, *BINARY_OPS, *UNARY_OPS, CmpOp, SelectOp,
+LOGICAL_OPS = (ProgramIdOp, NumProgramsOp, LoadOp, StoreOp, MaskedStoreOp, AtomicAddOp, MmaOp, *BINARY_OPS, *UNARY_OPS, CmpOp, SelectOp,
                ReduceOp, BroadcastOp, ConvertOp, TransposeOp, ReshapeOp, ConstantOp, SplatOp, IotaOp)
 
 __all__ = [
     "LOGICAL_OPS", "MMA_INPUTS", "BINARY_OPS", "UNARY_OPS", "CMP_PREDICATES", "REDUCE_KINDS", "index",
     "fail", "expect_tile", "check_memref_access", "check_offsets", "check_mma_shapes", "check_mma_dtypes",
-    "ProgramIdOp", "NumProgramsOp", "LoadOp", "StoreOp", "MaskedStoreOp",
+    "ProgramIdOp", "NumProgramsOp", "LoadOp", "StoreOp", "MaskedStoreOp", "AtomicAddOp", "ATOMIC_TYPES",
     "MmaOp", "ElementwiseOp", "BinaryOp", "UnaryOp", "FloatUnaryOp",
     "AddOp", "SubOp", "MulOp", "DivOp", "MaxOp", "MinOp",
     "NegOp", "AbsOp", "ExpOp", "Exp2Op", "LogOp", "SqrtOp", "RsqrtOp", "TanhOp", "ErfOp",

@@ -20,7 +20,7 @@ from xdsl.ir import BlockArgument
 from tessera.ir import argcheck as A
 from tessera.ir import diagnostics as D
 from tessera.ir.fragment_ops import FragmentStoreOp
-from tessera.ir.tile_ops import MaskedStoreOp, StoreOp
+from tessera.ir.tile_ops import AtomicAddOp, MaskedStoreOp, StoreOp
 from tessera.ir.types import is_float
 from tessera.reference.values import UnsupportedType, np_dtype, round_scalar
 
@@ -109,7 +109,7 @@ def written_args(kernel: func.FuncOp) -> set[int]:
     entry = kernel.body.blocks.first
     out: set[int] = set()
     for op in kernel.walk():
-        dest = op.dest if isinstance(op, StoreOp | MaskedStoreOp | FragmentStoreOp) else (
+        dest = op.dest if isinstance(op, StoreOp | MaskedStoreOp | AtomicAddOp | FragmentStoreOp) else (
             op.memref if isinstance(op, memref.StoreOp) else None)
         if isinstance(dest, BlockArgument) and dest.block is entry:
             out.add(dest.index)

@@ -67,3 +67,17 @@ def write_window_masked(array: np.ndarray, offsets: tuple[int, ...], window: tup
     src, dst, _ = clipped
     keep = mask.reshape(window)[dst]
     np.copyto(array[src], tile.reshape(window)[dst], where=keep)
+
+
+def add_window(array: np.ndarray, offsets: tuple[int, ...], window: tuple[int, ...], tile: np.ndarray,
+               mask: np.ndarray | None = None) -> None:
+    """Add the in-bounds part of `tile` (where `mask`, if given) into `array` (programs run one at a time here,
+    so an atomic add is a plain one)."""
+    clipped = _clip(offsets, window, array.shape)
+    if clipped is None:
+        return
+    src, dst, _ = clipped
+    add = tile.reshape(window)[dst]
+    if mask is not None:
+        add = np.where(mask.reshape(window)[dst], add, np.zeros((), add.dtype))
+    array[src] += add

@@ -123,6 +123,7 @@ static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f
 static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 static inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
 static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+template <class T> static inline T atomicAdd(T* p, T v) { return std::atomic_ref<T>(*p).fetch_add(v); }
 static inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 using std::max; using std::min;
 typedef unsigned int tsr_u32;

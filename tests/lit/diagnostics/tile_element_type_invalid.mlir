@@ -33,3 +33,13 @@ func.func @f(%v: !tile.tile<4x4xf32>, %m: !tile.tile<4x4xi32>, %O: memref<8x8xf3
   tile.masked_store %v, %O[%c0, %c0] if %m : !tile.tile<4x4xf32> -> memref<8x8xf32>  // expected-error {{TILE_ELEMENT_TYPE_INVALID: tile.masked_store: the mask !tile.tile<4x4xi32> must be an i1 tile}}
   func.return
 }
+
+// -----
+
+func.func @f(%v: !tile.tile<4x4xbf16>, %O: memref<8x8xbf16>) {
+  %c0 = arith.constant 0 : index
+  // atomicAdd takes f32, f64 and i32 on every arch Tessera targets: a bf16 accumulation is refused.
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_ELEMENT_TYPE_INVALID: tile.atomic_add adds f32, f64, i32 tiles, not !tile.tile<4x4xbf16>
+  tile.atomic_add %v, %O[%c0, %c0] : !tile.tile<4x4xbf16> -> memref<8x8xbf16>  // expected-error {{TILE_ELEMENT_TYPE_INVALID: tile.atomic_add adds f32, f64, i32 tiles, not !tile.tile<4x4xbf16>}}
+  func.return
+}

@@ -101,6 +101,11 @@ func.func @logical(%A: memref<?x?xf32>, %O: memref<256x256xf32>, %s: f32) {
   // A masked store names the i1 tile after `if`; its type is the stored value's shape in i1.
   // CHECK: tile.masked_store %sel, %O[%c0, %c0] if %lt : !tile.tile<64x64xf32> -> memref<256x256xf32>
   tile.masked_store %sel, %O[%c0, %c0] if %lt : !tile.tile<64x64xf32> -> memref<256x256xf32>
+  // An atomic add, unmasked and masked.
+  // CHECK: tile.atomic_add %sel, %O[%c0, %c0] : !tile.tile<64x64xf32> -> memref<256x256xf32>
+  // CHECK: tile.atomic_add %sel, %O[%c0, %c0] if %lt : !tile.tile<64x64xf32> -> memref<256x256xf32>
+  tile.atomic_add %sel, %O[%c0, %c0] : !tile.tile<64x64xf32> -> memref<256x256xf32>
+  tile.atomic_add %sel, %O[%c0, %c0] if %lt : !tile.tile<64x64xf32> -> memref<256x256xf32>
   // CHECK: func.return
   func.return
 }

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
-from tessera.ir.tile_ops import LoadOp, MaskedStoreOp, StoreOp
+from tessera.ir.tile_ops import AtomicAddOp, LoadOp, MaskedStoreOp, StoreOp
 from tessera.reference.values import fill_value, np_dtype
-from tessera.reference.windows import read_window, window_shape, write_window, write_window_masked
+from tessera.reference.windows import add_window, read_window, window_shape, write_window, write_window_masked
 
 
 def _load_plan(op: LoadOp):
@@ -43,4 +43,13 @@ class TileMemoryFunctions(InterpreterFunctions):
         window = interpreter.cached(
             op, lambda: window_shape(len(op.dest.type.get_shape()), op.value.type.get_shape()))
         write_window_masked(array, tuple(offsets), window, tile, mask)
+        return ()
+
+    @impl(AtomicAddOp)
+    def run_atomic_add(self, interpreter: Interpreter, op: AtomicAddOp, args: PythonValues) -> PythonValues:
+        tile, array, *rest = args
+        offsets, mask = (rest[:-1], rest[-1]) if op.mask is not None else (rest, None)
+        window = interpreter.cached(
+            op, lambda: window_shape(len(op.dest.type.get_shape()), op.value.type.get_shape()))
+        add_window(array, tuple(offsets), window, tile, mask)
         return ()

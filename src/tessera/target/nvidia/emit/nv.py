@@ -89,6 +89,15 @@ def slot_store_global(e, op: nv.StoreGlobalOp) -> None:
     _guarded(e, op, f"{mr.ptr}[{addr}] = ({C.mem_type(elem)}){C.read_bits(elem, e[op.value], 'i_')};", ok)
 
 
+def slot_atomic_add_global(e, op: nv.AtomicAddGlobalOp) -> None:
+    mr = e.memref(op.dest, op)
+    elem = op.value.type.element_type
+    ok, addr = global_access(mr, [e[x] for x in op.offsets], blocked_coords(op.tile_shape(), e.threads))
+    if op.mask is not None:
+        ok = f"{e[op.mask]}[i_] && {ok}"
+    _guarded(e, op, f"atomicAdd(&{mr.ptr}[{addr}], ({C.mem_type(elem)}){C.read_bits(elem, e[op.value], 'i_')});", ok)
+
+
 def slot_store_shared(e, op: nv.StoreSharedOp) -> None:
     elem = op.value.type.element_type
     at = smem_offset(op.dest.type, blocked_coords(op.tile_shape(), e.threads))
@@ -172,6 +181,7 @@ def _note(op) -> str:
              "nv.fill": lambda: f"every slot {op.value.value.data}",
              "nv.load_global": lambda: f"{_describe(op)}; outside reads {op.pad.value.data}",
              "nv.store_global": lambda: f"{_describe(op)}; stores past the edge are dropped",
+             "nv.atomic_add_global": lambda: f"{_describe(op)}; atomicAdd, nothing added past the edge",
              "nv.store_shared": lambda: f"{_describe(op)} -> shared",
              "nv.load_shared": lambda: f"{_describe(op)} <- shared, strides {list(nv.ints(op.strides))}",
              "nv.reduce_shared": lambda: f"{op.kind.data} over axis {op.axis.value.data} -> {_describe(op)}",
@@ -183,6 +193,7 @@ def _note(op) -> str:
 
 SLOTWISE = {
     "nv.load_global": slot_load_global, "nv.store_global": slot_store_global, "nv.store_shared": slot_store_shared,
+    "nv.atomic_add_global": slot_atomic_add_global,
     "nv.load_shared": slot_load_shared, "nv.reduce_shared": slot_reduce_shared, "nv.iota": slot_iota,
     "nv.map": slot_map, "nv.cmp": slot_cmp, "nv.select": slot_select, "nv.convert": slot_convert,
     "nv.splat": slot_splat, "nv.fill": slot_fill, "nv.slots": slot_slots, **HOPPER_SLOTWISE,

@@ -98,6 +98,34 @@ class StoreGlobalOp(_BlockedOp):
 
 
 @irdl_op_definition
+class AtomicAddGlobalOp(_BlockedOp):
+    """Per-element atomicAdd of a tile into memory at `offsets`: past the memref edge, or where the optional
+    `mask` slot is false, nothing is added."""
+
+    name = "nv.atomic_add_global"
+    value = operand_def(VectorType)
+    dest = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    mask = opt_operand_def(VectorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = ("$value `,` $dest `[` $offsets `]` (`if` $mask^ `:` type($mask))? attr-dict `:` type($value) "
+                       "`,` type($dest)")
+
+    def __init__(self, value: SSAValue, dest: SSAValue, offsets, shape, threads: int, mask: SSAValue | None = None):
+        super().__init__(operands=[value, dest, list(offsets), [] if mask is None else [mask]],
+                         properties=self.blocked_props(shape, threads))
+
+    def verify_(self) -> None:
+        self.check_blocked(self.value, "added value", self.dest.type.element_type)
+        if type_name(self.dest.type.element_type) not in ("f32", "f64", "i32"):
+            fail(self, f"atomicAdd takes f32, f64 or i32, not {type_name(self.dest.type.element_type)}")
+        if self.mask is not None:
+            self.check_blocked(self.mask, "mask", i1)
+        if len(self.offsets) != len(self.dest.type.get_shape()) or len(self.tile_shape()) > len(self.offsets):
+            fail(self, "give one offset per memref dim; the tile covers the trailing dims")
+
+
+@irdl_op_definition
 class StoreSharedOp(_BlockedOp):
     """Each thread writes its blocked elements to their places in a shared tile of the same shape."""
 

@@ -33,7 +33,8 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, tra
 from xdsl.traits import Pure
 
 from tessera.ir.dialect import register_dialect
-from tessera.target.nvidia.ir.blocked_ops import (CMP_PREDICATES, CUDA_CORE_MMA_TYPES, MAP_FUNCTIONS, REDUCE_KINDS, BlockedMmaOp,
+from tessera.target.nvidia.ir.blocked_ops import (CMP_PREDICATES, CUDA_CORE_MMA_TYPES, MAP_FUNCTIONS, REDUCE_KINDS,
+                                       AtomicAddGlobalOp, BlockedMmaOp,
                                        CmpOp, ConvertOp, FillOp, IotaOp, LoadGlobalOp, LoadSharedOp, MapOp,
                                        ReduceSharedOp, SelectOp, SlotsOp, SplatOp, StoreGlobalOp, StoreSharedOp)
 from tessera.target.nvidia.ir.types import (AsyncGroupType, NvOp, SmemType, arch_satisfies, async_group, blocked_len,
@@ -310,8 +311,8 @@ class MmaSyncOp(NvOp):
 
 
 NV_OPS = (BlockIdOp, GridDimOp, BarrierOp, AllocSharedOp, CpAsyncTileOp, CpAsyncWaitOp, LdFragSharedOp,
-          StFragSharedOp, StFragGlobalOp, MmaSyncOp, LoadGlobalOp, StoreGlobalOp, StoreSharedOp, LoadSharedOp,
-          ReduceSharedOp, IotaOp, MapOp, CmpOp, SelectOp, ConvertOp, SplatOp, FillOp, SlotsOp, BlockedMmaOp)
+          StFragSharedOp, StFragGlobalOp, MmaSyncOp, LoadGlobalOp, StoreGlobalOp, AtomicAddGlobalOp, StoreSharedOp,
+          LoadSharedOp, ReduceSharedOp, IotaOp, MapOp, CmpOp, SelectOp, ConvertOp, SplatOp, FillOp, SlotsOp, BlockedMmaOp)
 
 from tessera.target.nvidia.ir.hopper_ops import HOPPER_OPS  # noqa: E402 - the Hopper ops build on nv_types only
 

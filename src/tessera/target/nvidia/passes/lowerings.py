@@ -10,7 +10,7 @@ fragment_zero, fragment_pack (from smem; from a register tile through the
 scratch buffer, converting the element type if needed), fragment_mma
 (mma.sync m16n8k16 bf16/f16 -> f32), fragment_unpack and fragment_store
 (family mma_sync, layout "row"); load, store, every elementwise op, cmp,
-select, convert, constant, splat, iota, reshape, masked_store on blocked register tiles; reduce,
+select, convert, constant, splat, iota, reshape, masked_store, atomic_add on blocked register tiles; reduce,
 broadcast (in registers when every thread already holds what it needs, e.g. a
 1 x N row over N threads: `nv.slots`) and transpose through the scratch buffer.
 
@@ -193,6 +193,11 @@ def lower_masked_store(op: T.MaskedStoreOp, k) -> None:
     _replace(op, [nv.StoreGlobalOp(op.value, op.dest, list(op.offsets), t.get_shape(), k.threads, mask=op.mask)])
 
 
+def lower_atomic_add(op: T.AtomicAddOp, k) -> None:
+    t: TileType = op.value.type
+    _replace(op, [nv.AtomicAddGlobalOp(op.value, op.dest, list(op.offsets), t.get_shape(), k.threads, mask=op.mask)])
+
+
 def lower_elementwise(op: T.ElementwiseOp, k) -> None:
     _replace(op, [nv.MapOp(op.name.split(".", 1)[1], *op.args, result_type=k.convert(op.result.type))])
 
@@ -325,7 +330,7 @@ LOWERINGS = {
     F.AsyncCopyOp: lower_async_copy, F.WaitOp: lower_wait, F.FragmentZeroOp: lower_fragment_zero,
     F.FragmentPackOp: lower_fragment_pack, F.FragmentMmaOp: lower_fragment_mma,
     F.FragmentUnpackOp: lower_fragment_unpack, F.FragmentStoreOp: lower_fragment_store, T.LoadOp: lower_load,
-    T.StoreOp: lower_store, T.MaskedStoreOp: lower_masked_store, T.CmpOp: lower_cmp, T.SelectOp: lower_select, T.ConvertOp: lower_convert,
+    T.StoreOp: lower_store, T.MaskedStoreOp: lower_masked_store, T.AtomicAddOp: lower_atomic_add, T.CmpOp: lower_cmp, T.SelectOp: lower_select, T.ConvertOp: lower_convert,
     T.ConstantOp: lower_constant, T.SplatOp: lower_splat, T.IotaOp: lower_iota, T.ReduceOp: lower_reduce,
     T.BroadcastOp: lower_broadcast, T.TransposeOp: lower_transpose, T.ReshapeOp: lower_reshape, T.MmaOp: lower_mma,
     **{cls: lower_elementwise for cls in (*T.BINARY_OPS, *T.UNARY_OPS)},

@@ -135,7 +135,7 @@ def plan_rotation(loop: scf.ForOp) -> Rotation | None:
         if hit:
             tainted.update(r for inner in op.walk() for r in inner.results)
         marks.append(hit)
-    if any(isinstance(op, (T.StoreOp, T.MaskedStoreOp, FragmentStoreOp)) for op in head):  # stores keep their order: a prefix
+    if any(isinstance(op, (T.StoreOp, T.MaskedStoreOp, T.AtomicAddOp, FragmentStoreOp)) for op in head):  # stores keep their order: a prefix
         marks = [any(marks[:i + 1]) for i in range(len(marks))]
     mmas = [i for i, op in enumerate(head) if isinstance(op, FragmentMmaOp) and not marks[i]]
     if not mmas:
