@@ -4,6 +4,7 @@ applied to its source (B), side by side, checked against each other, timed alter
     python3 benchmarks/ab_source_edit.py --drop-lines "tsr_tma_store_2d(" [--runs 50]
     python3 benchmarks/ab_source_edit.py --edit b-evict-first --edit desc-add [--runs 50]
     python3 benchmarks/ab_source_edit.py --attention --drop-lines "reinterpret_cast<tsr_u32*>((wbase"
+    python3 benchmarks/ab_source_edit.py --attention --edit narrow-stores
 
 --drop-lines drops every source line containing the given text; --edit applies one of EDITS (each its own B,
 timed against the same A). Edits go through `tessera.compiler.testing.inject_faults`, the fault-injection hook,
@@ -80,10 +81,18 @@ def _desc_add(src: str) -> str:
                   lambda m: f"(tsr_wgmma_desc({m[1]}, {m[3]}) + {int(m[2]) >> 4}ull)", src)
 
 
+def _narrow_stores(src: str) -> str:
+    """The wgmma-accumulator register stores as before the quad transpose: one 4-byte store per column pair."""
+    import re
+    src = re.sub(r"\(wide(_\d+)? && ", "(false && ", src)
+    return re.sub(r"\(!wide(_\d+)? && ", "(true && ", src)
+
+
 EDITS = {  # name -> source edit (each is one B)
     "b-evict-first": _hint("B", "tsr_policy_evict_first"),
     "a-evict-last": _hint("A", "tsr_policy_evict_last"),
     "desc-add": _desc_add,
+    "narrow-stores": _narrow_stores,
 }
 
 

@@ -92,12 +92,41 @@ def declare_window_bases(e, ops) -> None:
         e.line(f"{const}{C.mem_type(elem)}* const {base} = {mr.ptr} + (long long)({row}) * {mr.strides[0]} + "
                f"{e[op.col]} + 2 * (tid & 3);")
         e.line(f"const long long {step} = {'0' if bcast else f'8 * {mr.strides[0]}'};")
-        e.fast_windows[op] = (base, step)
+        wide = None
+        if _wide_store(op):
+            wide = e.fresh("wide")
+            e.line(f"const bool {wide} = ({e[op.col]} & 7) == 0 && ({mr.strides[0]} & 7) == 0 && "
+                   f"(reinterpret_cast<unsigned long long>({mr.ptr}) & 15) == 0;  // 16-byte stores line up")
+        e.fast_windows[op] = (base, step, wide)
+
+
+def _wide_store(op) -> bool:
+    """A 16-bit store of whole 32-column groups: the quad can trade words so that each lane stores 16 bytes."""
+    return op.name == "nv.wgacc_store" and C.is_half(op.value.type.element_type) and op.n.value.data % 32 == 0
+
+
+def _quad_transpose_store(e, op, v: str, wide: str) -> None:
+    """At the slot that completes 4 column groups of one row half (i_ % 16 == 13 or 15, a constant in the unrolled
+    loop): the quad's 4 x 4 words of those groups are transposed with two xor shuffles (lanes 2 apart, then 1),
+    after which lane q holds the 8 columns of group 4s + q: one 16-byte store instead of four 4-byte ones, whole
+    32-byte sectors (a warp store touched 8 rows of 16 bytes before)."""
+    base, step, _ = e.fast_windows[op]
+    with e.block(f"if ({wide} && ((i_ & 15) == 13 || (i_ & 15) == 15)) "):
+        e.line("const int s_ = i_ >> 4, h_ = (i_ >> 1) & 1;")
+        e.line(f"tsr_u32 w0_ = {v}[8 * s_ + h_], w1_ = {v}[8 * s_ + 2 + h_], w2_ = {v}[8 * s_ + 4 + h_], "
+               f"w3_ = {v}[8 * s_ + 6 + h_];")
+        e.line("const bool b1_ = tid & 2, b0_ = tid & 1;")
+        e.line("tsr_u32 r0_ = tsr_shfl_xor_u32(b1_ ? w0_ : w2_, 2), r1_ = tsr_shfl_xor_u32(b1_ ? w1_ : w3_, 2);")
+        e.line("if (b1_) { w0_ = r0_; w1_ = r1_; } else { w2_ = r0_; w3_ = r1_; }")
+        e.line("r0_ = tsr_shfl_xor_u32(b0_ ? w0_ : w1_, 1); r1_ = tsr_shfl_xor_u32(b0_ ? w2_ : w3_, 1);")
+        e.line("if (b0_) { w0_ = r0_; w2_ = r1_; } else { w1_ = r0_; w3_ = r1_; }")
+        # one st.global.v4 (`wide` checked the alignment; NVVM split a plain uint4 store into four at some offsets)
+        e.line(f"tsr_st_global_v4({base} + (h_ ? {step} : 0) + 32 * s_ + 6 * (tid & 3), w0_, w1_, w2_, w3_);")
 
 
 def _fast_at(e, op, i: str) -> str:
     """The address of slot pair (i, i+1) (i even) on the interior path: base + constant offsets."""
-    base, step = e.fast_windows[op]
+    base, step, _ = e.fast_windows[op]
     return f"({base} + ((({i}) >> 1 & 1) ? {step} : 0) + 8 * (({i}) >> 2))"
 
 
@@ -127,7 +156,11 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
     lo, hi = C.read_bits(elem, v, "i_ - 1"), C.read_bits(elem, v, "i_")
     if op in e.fast_windows:
         at = _fast_at(e, op, "i_ - 1")
-        if C.is_half(elem):
+        wide = e.fast_windows[op][2]
+        if wide is not None:
+            _quad_transpose_store(e, op, v, wide)
+            e.line(f"else if (!{wide} && (i_ & 1)) *reinterpret_cast<tsr_u32*>({at}) = {v}[i_ >> 1];")
+        elif C.is_half(elem):
             e.line(f"if (i_ & 1) *reinterpret_cast<tsr_u32*>({at}) = {v}[i_ >> 1];")
         else:
             e.line(f"if (i_ & 1) *reinterpret_cast<float2*>({at}) = make_float2({lo}, {hi});")

@@ -114,6 +114,12 @@ EMITTERS = {"nv.wgacc_reduce_rows": emit_wgacc_reduce_rows, "nv.wgrows_store": e
 PRELUDE = {"wgreg": """// Quad exchanges of wgmma D-layout rows; RS wgmma on the host emulator.
 #ifndef TESSERA_HOST_EMULATION
 static __device__ __forceinline__ float tsr_shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+static __device__ __forceinline__ tsr_u32 tsr_shfl_xor_u32(tsr_u32 v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+static __device__ __forceinline__ void tsr_st_global_v4(void* p, tsr_u32 a, tsr_u32 b, tsr_u32 c, tsr_u32 d) {
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};\\n" :: "l"(p), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
 #else
 static float tsr_shfl_buf[TSR_MAX_CLUSTER][1024];
 static inline float tsr_shfl_xor(float v, int mask) {
@@ -124,6 +130,14 @@ static inline float tsr_shfl_xor(float v, int mask) {
   const float r = b[t ^ mask];
   tsr_warp_barrier[tsr_rank][t >> 5]->arrive_and_wait();
   return r;
+}
+static inline tsr_u32 tsr_shfl_xor_u32(tsr_u32 v, int mask) {
+  return __float_as_uint(tsr_shfl_xor(__uint_as_float(v), mask));
+}
+static inline void tsr_st_global_v4(void* p, tsr_u32 a, tsr_u32 b, tsr_u32 c, tsr_u32 d) {
+  if (reinterpret_cast<unsigned long long>(p) & 15) std::abort();  // st.global.v4 faults on a misaligned address
+  const tsr_u32 w[4] = {a, b, c, d};
+  std::memcpy(p, w, 16);
 }
 // A's element (row, k) of a 64 x k D-layout tile is slot 4 (k / 8) + 2 ((row / 8) % 2) + k % 2 of lane
 // 4 (row % 8) + (k % 8) / 2 of warp row / 16: each thread publishes its four registers of the step.
@@ -147,4 +161,4 @@ static inline void tsr_wgmma_rs_host(float* d, int n, const tsr_u32* a, unsigned
 }
 #endif
 """}
-PROVIDES = {"wgreg": ("tsr_shfl_xor", "tsr_wgmma_rs_host")}
+PROVIDES = {"wgreg": ("tsr_shfl_xor", "tsr_shfl_xor_u32", "tsr_st_global_v4", "tsr_wgmma_rs_host")}

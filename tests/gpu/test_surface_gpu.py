@@ -1,0 +1,57 @@
+"""The surface ops of issue 17 item 3 on the GPU, launched the Triton way on torch CUDA tensors: a rank-1 weight
+as a row (tile.reshape), a masked store and a masked load, and atomic adds from every program into one row;
+each against float64, with sentinels where a mask keeps memory. The same kernels are checked on the reference
+interpreter and the host emulator in tests/unit (test_reshape, test_masks, test_atomics)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tessera
+
+torch = pytest.importorskip("torch")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+
+from test_atomics import column_sums  # noqa: E402
+from test_masks import SENTINEL, keep_positive  # noqa: E402
+from test_reshape import scale_shift  # noqa: E402
+
+
+def _np(t):
+    return t.detach().float().cpu().numpy().astype(np.float64)
+
+
+def test_a_rank_one_weight_as_a_row():
+    M = 1000
+    x = torch.randn(M, 64, device="cuda").half()
+    w, b = (torch.randn(64, device="cuda").half() for _ in range(2))
+    c = torch.randn(M, device="cuda")
+    y = torch.empty_like(x)
+    scale_shift[(tessera.cdiv(M, 4),)](x, w, b, c, y)
+    want = _np(x) * _np(w)[None, :] + _np(b)[None, :] + _np(c)[:, None]
+    assert np.abs(_np(y) - want).max() <= 2e-2 * np.abs(want).max()
+
+
+def test_masked_store_and_load():
+    M = 999
+    x = torch.randn(M, 64, device="cuda")
+    y = torch.full((M, 64), SENTINEL, device="cuda")
+    z = torch.full((M, 64), float("nan"), device="cuda")
+    keep_positive[(tessera.cdiv(M, 4),)](x, y, z)
+    xs = _np(x)
+    np.testing.assert_array_equal(_np(y), np.where(xs > 0, 2 * xs, SENTINEL))
+    np.testing.assert_array_equal(_np(z), np.where(np.arange(64)[None, :] % 2 == 0, xs, -1.0))
+
+
+def test_atomic_adds_from_every_program():
+    M = 4097
+    x = torch.randn(M, 64, device="cuda")
+    s = torch.full((1, 64), 0.5, device="cuda")
+    p = torch.full((1, 64), 3, device="cuda", dtype=torch.int32)
+    column_sums[(tessera.cdiv(M, 4),)](x, s, p)
+    np.testing.assert_allclose(_np(s)[0], 0.5 + _np(x).sum(0), rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(p.cpu().numpy()[0], 3 + (x > 0).sum(0).cpu().numpy())
