@@ -49,7 +49,8 @@ def fill_cache(winner: dict, **changes) -> list:
         calls.append(config)
         return 1e-4 if config == winner else 2e-4
 
-    autotune.tune(HA.OP, key(**changes), HA.candidates({**SHAPE, **changes}["Dh"]), measure, progress=False)
+    s = {**SHAPE, **changes}
+    autotune.tune(HA.OP, key(**changes), HA.candidates(s["Dh"], s["causal"]), measure, progress=False)
     return calls
 
 
@@ -58,7 +59,10 @@ def test_every_default_is_a_candidate():
     for d in (64, 128):
         picks = {attention_config(rows, d, hopper=True, causal=c)
                  for rows, c in itertools.product((1, 16, 64, 65, 128, 129, 1024, 4096, 16384), (False, True))}
-        assert picks <= {HA.config_of(c, Dh=d) for c in HA.candidates(d)}, d
+        assert picks <= {HA.config_of(c, Dh=d) for c in HA.candidates(d) + HA.candidates(d, True)}, d
+        for c in (False, True):  # and each causal or not pick among that mode's candidates
+            rule = {attention_config(rows, d, hopper=True, causal=c) for rows in (16, 4096)}
+            assert rule <= {HA.config_of(x, Dh=d) for x in HA.candidates(d, c)}, (d, c)
 
 
 def test_without_a_pin_or_cache_the_rule_decides():
@@ -95,6 +99,7 @@ def test_a_pin_beats_the_cache_and_the_environment_beats_a_pin(monkeypatch):
 def test_three_consumer_warpgroups_are_a_head_dim_64_candidate_only(monkeypatch):
     assert {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative"} in HA.candidates(64)
     assert all(c["BLOCK_M"] != 192 for c in HA.candidates(128))
+    assert all(c["schedule"] == "cooperative" for d in (64, 128) for c in HA.candidates(d, causal=True))
     fill_cache({"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3, "schedule": "pingpong"}, Dh=64)
     assert choose(Dh=64) == (AttentionConfig(192, 128, 3, "pingpong"), "cache")
     monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=192,BLOCK_N=128,stages=2,schedule=cooperative")

@@ -47,9 +47,12 @@ CANDIDATES_D64 = [
 _ALLOWED = {"BLOCK_M": (64, 128), "BLOCK_N": (64, 128), "stages": (1, 2, 3, 4), "schedule": ("cooperative", "pingpong")}
 
 
-def candidates(Dh: int) -> list[dict]:
-    """The configs tune_attention measures at head dim Dh."""
-    return CANDIDATES + (CANDIDATES_D64 if Dh == 64 else [])
+def candidates(Dh: int, causal: bool = False) -> list[dict]:
+    """The configs tune_attention measures at head dim Dh. Causal takes no pingpong: its masked steps and the
+    turn barriers' ids leave no registers for the 16-byte O stores (ptxas spills 8-24 bytes), and the
+    two-consumer turns gained nothing at d = 128 (v11 notes)."""
+    found = CANDIDATES + (CANDIDATES_D64 if Dh == 64 else [])
+    return [c for c in found if not (causal and c["schedule"] == "pingpong")]
 
 
 def config_of(config: dict, source: str = "pin", Dh: int = 128) -> AttentionConfig:
@@ -89,7 +92,7 @@ def tune_key(B: int, H: int, H_kv: int, S_q: int, S_k: int, Dh: int, causal: boo
 def choose(B: int, H: int, H_kv: int, S_q: int, S_k: int, Dh: int, causal: bool,
            dtype: str) -> tuple[AttentionConfig, str]:
     """(config, source): pinned, else cached, else (TESSERA_AUTOTUNE=1) measured now, else the default rule."""
-    found = autotune.lookup(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), candidates(Dh))
+    found = autotune.lookup(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), candidates(Dh, causal))
     if found is None and os.environ.get("TESSERA_AUTOTUNE") == "1":
         found = tune_attention(B, H, S_q, S_k, Dh, H_kv=H_kv, causal=causal, dtype=dtype)
     if found is None:
@@ -148,5 +151,5 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
                                                                        "against torch SDPA")
         return cold_median_seconds(lambda: ck.launch(grid, args, stream=stream), runs, flush, stream)
 
-    return autotune.tune(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), candidates(Dh), measure,
+    return autotune.tune(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), candidates(Dh, causal), measure,
                          progress=progress)
