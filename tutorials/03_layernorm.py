@@ -1,11 +1,11 @@
-"""Tutorial 3: layernorm -- masks from iota and compare, scalars, and row-vector weights.
+"""Tutorial 3: layernorm -- masks from iota and compare, scalars, and rank-1 weights used as rows.
 
 y = (x - mean) / sqrt(var + eps) * w + b over each row of N. Loads past N
 read 0, which is right for the mean but not for the variance (x - mean would
 be -mean there), so the centred row is masked with `tl.where(cols < N, ...)`,
 cols an iota along axis 1. N and eps are run-time scalars: one compile serves
-every row length up to BN. The weights are [1, N] row vectors: a tile cannot
-gain a rank in Tessera yet, so a rank-1 weight is passed reshaped (a view).
+every row length up to BN. The weights are rank-1 [N] tensors, loaded as [BN]
+tiles and used as rows with numpy's new axis, `w[None, :]` (tile.reshape: free).
 """
 
 from __future__ import annotations
@@ -27,16 +27,15 @@ def layernorm(X, W, B, Y, N, eps, *, BM=4, BN=1024):
     mean = tl.sum(x, 1) * inv_n
     xc = tl.where(inside, x - mean, 0.0)
     rstd = tl.rsqrt(tl.sum(xc * xc, 1) * inv_n + eps)
-    w = tl.load(W, [0, 0], (1, BN)).to(tl.f32)
-    b = tl.load(B, [0, 0], (1, BN)).to(tl.f32)
-    tl.store(Y, [m0, 0], (xc * rstd * w + b).to(Y.dtype))
+    w = tl.load(W, [0], (BN,)).to(tl.f32)
+    b = tl.load(B, [0], (BN,)).to(tl.f32)
+    tl.store(Y, [m0, 0], (xc * rstd * w[None, :] + b[None, :]).to(Y.dtype))
 
 
 def run(x, w, b, y, eps=1e-5, lane=None):
     M, N = x.shape
     BN = 1 << max(0, (N - 1).bit_length())
-    return layernorm[lambda meta: (tessera.cdiv(M, meta["BM"]),)](x, w.reshape(1, N), b.reshape(1, N), y, N,
-                                                                  float(eps), BN=BN, lane=lane)
+    return layernorm[lambda meta: (tessera.cdiv(M, meta["BM"]),)](x, w, b, y, N, float(eps), BN=BN, lane=lane)
 
 
 def reference(x, w, b, eps=1e-5):
@@ -56,7 +55,7 @@ def main() -> None:
     print(f"ran on lane {run(x, w, b, y, lane='reference' if torch is None else 'cuda').lane!r}")
     _common.check("layernorm bf16", y, reference(x, w, b), 2**-7)
     T = tessera.tensor
-    _common.compile_summary(layernorm, T(("M", "N"), "bf16"), T((1, "N"), "f32"), T((1, "N"), "f32"),
+    _common.compile_summary(layernorm, T(("M", "N"), "bf16"), T(("N",), "f32"), T(("N",), "f32"),
                             T(("M", "N"), "bf16"), tessera.scalar("index"), tessera.scalar("f32"), BN=1024)
     if torch is not None:
         benchmark(torch)
