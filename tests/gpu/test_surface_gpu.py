@@ -1,7 +1,8 @@
 """The surface ops of issue 17 item 3 on the GPU, launched the Triton way on torch CUDA tensors: a rank-1 weight
-as a row (tile.reshape), a masked store and a masked load, and atomic adds from every program into one row;
+as a row (tile.reshape), a masked store and a masked load, atomic adds from every program into one row and
+running sums (tl.cumsum);
 each against float64, with sentinels where a mask keeps memory. The same kernels are checked on the reference
-interpreter and the host emulator in tests/unit (test_reshape, test_masks, test_atomics)."""
+interpreter and the host emulator in tests/unit (test_reshape, test_masks, test_atomics, test_cumsum)."""
 
 from __future__ import annotations
 
@@ -55,3 +56,19 @@ def test_atomic_adds_from_every_program():
     column_sums[(tessera.cdiv(M, 4),)](x, s, p)
     np.testing.assert_allclose(_np(s)[0], 0.5 + _np(x).sum(0), rtol=1e-4, atol=1e-3)
     np.testing.assert_array_equal(p.cpu().numpy()[0], 3 + (x > 0).sum(0).cpu().numpy())
+
+
+def test_running_sums():
+    from test_cumsum import prefix
+
+    M = 1001
+    x = torch.randn(M, 256, device="cuda").bfloat16()
+    y = torch.empty(M, 256, device="cuda")
+    c = torch.empty(M, 256, device="cuda", dtype=torch.int32)
+    prefix[(tessera.cdiv(M, 4),)](x, y, c)
+    xf = _np(x)
+    bound = 4 * np.finfo(np.float32).eps * np.cumsum(np.abs(xf), axis=1).max()
+    assert np.abs(_np(y) - np.cumsum(xf, axis=1)).max() <= bound
+    pos = (xf > 0).astype(np.int32)
+    want = np.concatenate([np.cumsum(pos[b:b + 4], axis=0) for b in range(0, M, 4)])
+    np.testing.assert_array_equal(c.cpu().numpy(), want)

@@ -34,8 +34,8 @@ bfloat16, float16, float32, float64, int32 = bf16, f16, f32, f64, i32
 
 __all__ = ["bf16", "f16", "f32", "f64", "i1", "i32", "index", "program_id", "num_programs", "load", "store",
            "atomic_add", "dot", "zeros", "full", "arange", "iota", "where", "exp", "exp2", "log", "sqrt", "rsqrt",
-           "tanh", "erf", "abs", "sigmoid", "maximum", "minimum", "sum", "max", "min", "broadcast_to", "reshape",
-           "expand_dims", "cdiv", "dim", "range", "Tile", "Scalar", "Tensor"]
+           "tanh", "erf", "abs", "sigmoid", "maximum", "minimum", "sum", "max", "min", "cumsum", "broadcast_to",
+           "reshape", "expand_dims", "cdiv", "dim", "range", "Tile", "Scalar", "Tensor"]
 
 
 def _tile(x, what: str) -> Tile:
@@ -364,6 +364,20 @@ def _reduce(kind: str):
 sum = _reduce("sum")  # noqa: A001
 max = _reduce("max")  # noqa: A001
 min = _reduce("min")  # noqa: A001
+
+
+def cumsum(x: Tile, axis: int = 0) -> Tile:
+    """The inclusive cumulative sum of a tile along `axis` (tile.scan sum; Triton's tl.cumsum), same shape and
+    dtype. bf16/f16 tiles are summed in f32 and rounded once at the end; i1 (mask) tiles count as i32."""
+    what = "tl.cumsum"
+    if isinstance(axis, (Tile, Scalar)):
+        raise KernelError(D.DSL_AXIS_INVALID, f"{what} scans a tile along an axis; its second argument must be an int")
+    t = _tile(x, what)
+    ax = _axis(axis, t.rank, what)
+    work = t.to(f32) if t.dtype in (bf16, f16) else t.to(i32) if t.dtype == i1 else t
+    state = B.current(what)
+    out = Tile(state.emit(TO.ScanOp(work.ssa(state), kind="sum", axis=ax)).results[0], state.scope)
+    return out.to(t.dtype) if t.dtype in (bf16, f16) else out
 
 
 def broadcast_to(x: Tile, shape) -> Tile:

@@ -52,10 +52,11 @@ from tessera.ir.tile_compute_ops import (
 from tessera.ir.tile_fill_ops import ConstantOp, IotaOp, SplatOp
 from tessera.ir.tile_memory_ops import (ATOMIC_TYPES, AtomicAddOp, LoadOp, MaskedStoreOp, NumProgramsOp, ProgramIdOp,
                                        StoreOp, index)
-from tessera.ir.tile_shape_ops import REDUCE_KINDS, BroadcastOp, ConvertOp, ReduceOp, ReshapeOp, TransposeOp
+from tessera.ir.tile_shape_ops import (REDUCE_KINDS, SCAN_KINDS, BroadcastOp, ConvertOp, ReduceOp, ReshapeOp, ScanOp,
+                                      TransposeOp)
 
 LOGICAL_OPS = (ProgramIdOp, NumProgramsOp, LoadOp, StoreOp, MaskedStoreOp, AtomicAddOp, MmaOp, *BINARY_OPS, *UNARY_OPS, CmpOp, SelectOp,
-               ReduceOp, BroadcastOp, ConvertOp, TransposeOp, ReshapeOp, ConstantOp, SplatOp, IotaOp)
+               ReduceOp, ScanOp, BroadcastOp, ConvertOp, TransposeOp, ReshapeOp, ConstantOp, SplatOp, IotaOp)
 
 __all__ = [
     "LOGICAL_OPS", "MMA_INPUTS", "BINARY_OPS", "UNARY_OPS", "CMP_PREDICATES", "REDUCE_KINDS", "index",
@@ -65,6 +66,6 @@ __all__ = [
     "AddOp", "SubOp", "MulOp", "DivOp", "MaxOp", "MinOp",
     "NegOp", "AbsOp", "ExpOp", "Exp2Op", "LogOp", "SqrtOp", "RsqrtOp", "TanhOp", "ErfOp",
     "CmpOp", "SelectOp",
-    "ReduceOp", "BroadcastOp", "ConvertOp", "TransposeOp", "ReshapeOp",
+    "ReduceOp", "ScanOp", "SCAN_KINDS", "BroadcastOp", "ConvertOp", "TransposeOp", "ReshapeOp",
     "ConstantOp", "SplatOp", "IotaOp",
 ]

@@ -153,3 +153,46 @@ class ReshapeOp(_UnaryShapeOp):
         if r != s.with_shape(r.get_shape()) or math.prod(s.get_shape()) != math.prod(r.get_shape()):
             fail(self, D.TILE_SHAPE_MISMATCH, f"tile.reshape: cannot reshape {s} to {r}: the element count, element "
                                               "type and memory space must stay the same")
+
+
+SCAN_KINDS = ("sum",)
+SCAN_TYPES = ("f32", "f64", "i32")
+
+
+@irdl_op_definition
+class ScanOp(_UnaryShapeOp):
+    """`%r = tile.scan sum 1 %x : A -> A`: the inclusive prefix (cumulative sum) along an axis; f32, f64 or i32
+    (a 16-bit float tile is converted first: its partial sums would round at every step)."""
+
+    name = "tile.scan"
+    kind = prop_def(StringAttr)
+    axis = prop_def(IntAttr)
+
+    def __init__(self, source: SSAValue, result_type: Attribute | None = None, properties=None, *,
+                 kind: str = "sum", axis: int = 1):
+        if properties is None:
+            properties = {"kind": StringAttr(kind), "axis": IntAttr(axis)}
+        super().__init__(source, source.type if result_type is None else result_type, properties)
+
+    def verify_(self) -> None:
+        from tessera.ir.types import type_name
+
+        if self.kind.data not in SCAN_KINDS:
+            fail(self, D.TILE_ATTR_INVALID, f"tile.scan: kind '{self.kind.data}' is not one of {', '.join(SCAN_KINDS)}")
+        s = expect_tile(self, "source", self.source.type)
+        if type_name(s.element_type) not in SCAN_TYPES:
+            fail(self, D.TILE_ELEMENT_TYPE_INVALID, f"tile.scan takes {', '.join(SCAN_TYPES)} tiles, got {s}; "
+                                                    "convert a 16-bit float tile to f32 first")
+        if not 0 <= self.axis.data < s.rank:
+            fail(self, D.TILE_ATTR_INVALID, f"tile.scan: axis {self.axis.data} is out of range for {s}")
+        if self.result.type != s:
+            fail(self, D.TILE_SHAPE_MISMATCH, f"tile.scan: a scan of {s} is {s}, not {self.result.type}")
+
+    def _keyword(self) -> str:
+        return f" {self.kind.data} {self.axis.data}"
+
+    @classmethod
+    def _parse_keyword(cls, parser: Parser) -> dict:
+        kind = parser.parse_identifier(" (scan kind)")
+        axis = parser.parse_integer(allow_boolean=False)
+        return {"kind": StringAttr(kind), "axis": IntAttr(axis)}

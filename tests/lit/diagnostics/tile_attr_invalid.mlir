@@ -31,3 +31,19 @@ func.func @f() {
   %x = tile.constant 1.5 : !tile.tile<4x4xi32>  // expected-error {{TILE_ATTR_INVALID: tile.constant: 1.5 is not an integer value}}
   func.return
 }
+
+// -----
+
+func.func @f(%a: !tile.tile<4x64xf32>) {
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_ATTR_INVALID: tile.scan: axis 2 is out of range for !tile.tile<4x64xf32>
+  %x = tile.scan sum 2 %a : !tile.tile<4x64xf32> -> !tile.tile<4x64xf32>  // expected-error {{TILE_ATTR_INVALID: tile.scan: axis 2 is out of range for !tile.tile<4x64xf32>}}
+  func.return
+}
+
+// -----
+
+func.func @f(%a: !tile.tile<4x64xf32>) {
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_ATTR_INVALID: tile.scan: kind 'max' is not one of sum
+  %x = tile.scan max 1 %a : !tile.tile<4x64xf32> -> !tile.tile<4x64xf32>  // expected-error {{TILE_ATTR_INVALID: tile.scan: kind 'max' is not one of sum}}
+  func.return
+}

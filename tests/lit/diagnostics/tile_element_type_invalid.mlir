@@ -43,3 +43,12 @@ func.func @f(%v: !tile.tile<4x4xbf16>, %O: memref<8x8xbf16>) {
   tile.atomic_add %v, %O[%c0, %c0] : !tile.tile<4x4xbf16> -> memref<8x8xbf16>  // expected-error {{TILE_ELEMENT_TYPE_INVALID: tile.atomic_add adds f32, f64, i32 tiles, not !tile.tile<4x4xbf16>}}
   func.return
 }
+
+// -----
+
+func.func @f(%a: !tile.tile<4x64xbf16>) {
+  // A bf16 running sum would round at every step: tile.scan takes f32, f64 and i32 (tl.cumsum converts first).
+  // CHECK: .mlir:[[# @LINE + 1]]:3: error: TILE_ELEMENT_TYPE_INVALID: tile.scan takes f32, f64, i32 tiles, got !tile.tile<4x64xbf16>
+  %x = tile.scan sum 1 %a : !tile.tile<4x64xbf16> -> !tile.tile<4x64xbf16>  // expected-error {{TILE_ELEMENT_TYPE_INVALID: tile.scan takes f32, f64, i32 tiles, got !tile.tile<4x64xbf16>}}
+  func.return
+}

@@ -82,6 +82,8 @@ func.func @logical(%A: memref<?x?xf32>, %O: memref<256x256xf32>, %s: f32) {
   // CHECK: %col = tile.reshape %row : !tile.tile<64xf32> -> !tile.tile<64x1xf32>
   %row = tile.reshape %rmax : !tile.tile<1x64xf32> -> !tile.tile<64xf32>
   %col = tile.reshape %row : !tile.tile<64xf32> -> !tile.tile<64x1xf32>
+  // CHECK: %cs = tile.scan sum 1 %x : !tile.tile<64x64xf32> -> !tile.tile<64x64xf32>
+  %cs = tile.scan sum 1 %x : !tile.tile<64x64xf32> -> !tile.tile<64x64xf32>
   // CHECK: %k = tile.constant -1.5e+30 : !tile.tile<64x64xf32>
   // CHECK: %kn = tile.constant nan : !tile.tile<8x8xf32>
   // CHECK: %ki = tile.constant 7.0 : !tile.tile<8x8xi32>

@@ -62,6 +62,11 @@ class ShapeFunctions(InterpreterFunctions):
         shape = interpreter.cached(op, lambda: op.result.type.get_shape())
         return (np.reshape(args[0], shape),)
 
+    @impl(T.ScanOp)
+    def run_scan(self, interpreter: Interpreter, op: T.ScanOp, args: PythonValues) -> PythonValues:
+        x = args[0]
+        return (np.cumsum(x, axis=op.axis.data, dtype=x.dtype),)
+
     @impl(T.ReduceOp)
     def run_reduce(self, interpreter: Interpreter, op: T.ReduceOp, args: PythonValues) -> PythonValues:
         return (numerics.reduce(op.kind.data, args[0], op.axis.data),)

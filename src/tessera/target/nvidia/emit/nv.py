@@ -129,6 +129,35 @@ def slot_reduce_shared(e, op: nv.ReduceSharedOp) -> None:
         e.line(C.write(elem, name, "i_", "acc_"))
 
 
+def emit_scan_shared(e, op: nv.ScanSharedOp) -> None:
+    """Hillis-Steele in place: for d = 1, 2, 4, ... each thread reads its elements and the ones d back along the
+    axis, every thread waits, then writes the sums; the blocked result is read back at the end."""
+    src: nv.SmemType = op.source.type
+    axis, shape = op.axis.value.data, op.tile_shape()
+    length, stride = shape[axis], src.strides()[axis]
+    elem, n = op.result.type.element_type, op.result.type.get_shape()[0]
+    name, buf, ct = e.define(op.result), e[op.source], C.compute_type(elem)
+    coords = blocked_coords(shape, e.threads)
+    at = smem_offset(src, coords)
+    size = math.prod(shape)
+    valid = f"tid + i_ * {e.threads} < {size}" if size % e.threads else "true"
+    e.comment(op, f"inclusive prefix sum of {length} along axis {axis}, in shared memory")
+    e.line(C.array_decl(elem, name, n))
+    with e.block(f"for (int d_ = 1; d_ < {length}; d_ <<= 1) "):
+        e.line(f"{ct} part_[{n}];")
+        with e.unrolled("i_", n):
+            with e.block(f"if ({valid}) "):
+                e.line(f"const int at_ = {at};")
+                e.line(f"part_[i_] = {C.to_compute(elem, f'{buf}[at_]')};")
+                e.line(f"if ({coords[axis]} >= d_) part_[i_] += {C.to_compute(elem, f'{buf}[at_ - d_ * {stride}]')};")
+        e.line("__syncthreads();")
+        with e.unrolled("i_", n):
+            e.line(f"if ({valid}) {buf}[{at}] = ({C.mem_type(elem)})part_[i_];")
+        e.line("__syncthreads();")
+    with e.unrolled("i_", n):
+        e.line(f"if ({valid}) " + C.write(elem, name, "i_", C.to_compute(elem, f"{buf}[{at}]")))
+
+
 def slot_iota(e, op: nv.IotaOp) -> None:
     e.line(C.write(op.result.type.element_type, e[op.result], "i_",
                    blocked_coords(op.tile_shape(), e.threads)[op.axis.value.data]))
@@ -305,7 +334,7 @@ C.PROVIDES.update(emit_wgreg.PROVIDES)
 
 NV_EMITTERS = {
     **HOPPER_EMITTERS, **emit_splitk.EMITTERS, **emit_wgreg.EMITTERS,
-    "nv.block_id": emit_grid, "nv.grid_dim": emit_grid, "nv.barrier": emit_barrier,
+    "nv.block_id": emit_grid, "nv.grid_dim": emit_grid, "nv.barrier": emit_barrier, "nv.scan_shared": emit_scan_shared,
     "nv.alloc_shared": emit_alloc_shared, "nv.cp_async_tile": emit_cp_async_tile,
     "nv.cp_async_wait": emit_cp_async_wait, "nv.ldfrag_shared": emit_ldfrag_shared,
     "nv.stfrag_shared": emit_stfrag_shared, "nv.stfrag_global": emit_stfrag_global, "nv.mma_sync": emit_mma_sync,

@@ -204,6 +204,32 @@ class ReduceSharedOp(_BlockedOp):
 
 
 @irdl_op_definition
+class ScanSharedOp(_BlockedOp):
+    """The inclusive prefix sum of the shared tile along `axis`, computed in place (Hillis-Steele: log2 of the
+    axis length steps, each a read of the element `d` back, a CTA barrier and a write), then read back blocked."""
+
+    name = "nv.scan_shared"
+    SMEM: ClassVar[str] = "write"
+    source = operand_def(SmemType)
+    kind = prop_def(StringAttr)
+    axis = prop_def(IntegerAttr)
+    result = result_def(VectorType)
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: VectorType, threads: int, kind: str, axis: int):
+        super().__init__(operands=[source], result_types=[result_type],
+                         properties=self.blocked_props(source.type.get_shape(), threads, kind=StringAttr(kind),
+                                                       axis=IntegerAttr(axis, i64)))
+
+    def verify_(self) -> None:
+        self.check_blocked(self.result, "result", self.source.type.element_type)
+        axis, src = self.axis.value.data, self.source.type.get_shape()
+        if self.kind.data != "sum" or not 0 <= axis < len(src) or tuple(src) != self.tile_shape():
+            fail(self, f"kind '{self.kind.data}' (sum) and axis {axis} must scan {self.source.type} in place, shape "
+                       f"{list(self.tile_shape())}")
+
+
+@irdl_op_definition
 class IotaOp(_BlockedOp):
     """Each blocked element holds its index along `axis` of the tile."""
 

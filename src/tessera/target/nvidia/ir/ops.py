@@ -34,7 +34,7 @@ from xdsl.traits import Pure
 
 from tessera.ir.dialect import register_dialect
 from tessera.target.nvidia.ir.blocked_ops import (CMP_PREDICATES, CUDA_CORE_MMA_TYPES, MAP_FUNCTIONS, REDUCE_KINDS,
-                                       AtomicAddGlobalOp, BlockedMmaOp,
+                                       AtomicAddGlobalOp, BlockedMmaOp, ScanSharedOp,
                                        CmpOp, ConvertOp, FillOp, IotaOp, LoadGlobalOp, LoadSharedOp, MapOp,
                                        ReduceSharedOp, SelectOp, SlotsOp, SplatOp, StoreGlobalOp, StoreSharedOp)
 from tessera.target.nvidia.ir.types import (AsyncGroupType, NvOp, SmemType, arch_satisfies, async_group, blocked_len,
@@ -312,7 +312,7 @@ class MmaSyncOp(NvOp):
 
 NV_OPS = (BlockIdOp, GridDimOp, BarrierOp, AllocSharedOp, CpAsyncTileOp, CpAsyncWaitOp, LdFragSharedOp,
           StFragSharedOp, StFragGlobalOp, MmaSyncOp, LoadGlobalOp, StoreGlobalOp, AtomicAddGlobalOp, StoreSharedOp,
-          LoadSharedOp, ReduceSharedOp, IotaOp, MapOp, CmpOp, SelectOp, ConvertOp, SplatOp, FillOp, SlotsOp, BlockedMmaOp)
+          LoadSharedOp, ReduceSharedOp, ScanSharedOp, IotaOp, MapOp, CmpOp, SelectOp, ConvertOp, SplatOp, FillOp, SlotsOp, BlockedMmaOp)
 
 from tessera.target.nvidia.ir.hopper_ops import HOPPER_OPS  # noqa: E402 - the Hopper ops build on nv_types only
 

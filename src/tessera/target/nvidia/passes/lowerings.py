@@ -10,7 +10,7 @@ fragment_zero, fragment_pack (from smem; from a register tile through the
 scratch buffer, converting the element type if needed), fragment_mma
 (mma.sync m16n8k16 bf16/f16 -> f32), fragment_unpack and fragment_store
 (family mma_sync, layout "row"); load, store, every elementwise op, cmp,
-select, convert, constant, splat, iota, reshape, masked_store, atomic_add on blocked register tiles; reduce,
+select, convert, constant, splat, iota, reshape, masked_store, atomic_add on blocked register tiles; reduce, scan,
 broadcast (in registers when every thread already holds what it needs, e.g. a
 1 x N row over N threads: `nv.slots`) and transpose through the scratch buffer.
 
@@ -237,6 +237,13 @@ def lower_reduce(op: T.ReduceOp, k) -> None:
     _replace(op, ops)
 
 
+def lower_scan(op: T.ScanOp, k) -> None:
+    ops: list[Operation] = []
+    buf = _relayout(k, op.source, op.source.type, ops)
+    ops.append(nv.ScanSharedOp(buf, k.convert(op.result.type), k.threads, op.kind.data, op.axis.data))
+    _replace(op, ops)
+
+
 def _read_back(op, k, strides_of) -> None:
     """Relayout through the scratch buffer, reading element i of the result at sum(i[d] * strides[d])."""
     src, res = op.source.type, op.result.type
@@ -331,7 +338,7 @@ LOWERINGS = {
     F.FragmentPackOp: lower_fragment_pack, F.FragmentMmaOp: lower_fragment_mma,
     F.FragmentUnpackOp: lower_fragment_unpack, F.FragmentStoreOp: lower_fragment_store, T.LoadOp: lower_load,
     T.StoreOp: lower_store, T.MaskedStoreOp: lower_masked_store, T.AtomicAddOp: lower_atomic_add, T.CmpOp: lower_cmp, T.SelectOp: lower_select, T.ConvertOp: lower_convert,
-    T.ConstantOp: lower_constant, T.SplatOp: lower_splat, T.IotaOp: lower_iota, T.ReduceOp: lower_reduce,
+    T.ConstantOp: lower_constant, T.SplatOp: lower_splat, T.IotaOp: lower_iota, T.ReduceOp: lower_reduce, T.ScanOp: lower_scan,
     T.BroadcastOp: lower_broadcast, T.TransposeOp: lower_transpose, T.ReshapeOp: lower_reshape, T.MmaOp: lower_mma,
     **{cls: lower_elementwise for cls in (*T.BINARY_OPS, *T.UNARY_OPS)},
 }
