@@ -12,3 +12,5 @@ rm -rf /tmp/probe-cache
 timeout 150 bash benchmarks/profile_attention.sh --causal --shape 8,16,2048 > "$OUT/ncu_summary.txt" 2>&1
 echo "ncu rc=$?"; grep -E "Duration|Throughput|Issue Slots|No Eligible|Warp Cycles" "$OUT/details.txt" | head -10
 head -25 "$OUT/hot.txt" | cut -c1-150
+timeout 100 python3 -m pytest -q -p no:cacheprovider -W ignore --timeout 60 tests/gpu/test_surface_gpu.py > "$OUT/surface_tests.txt" 2>&1
+echo "surface tests rc=$?"; tail -2 "$OUT/surface_tests.txt"
