@@ -72,3 +72,22 @@ def test_running_sums():
     pos = (xf > 0).astype(np.int32)
     want = np.concatenate([np.cumsum(pos[b:b + 4], axis=0) for b in range(0, M, 4)])
     np.testing.assert_array_equal(c.cpu().numpy(), want)
+
+
+def test_a_rank_one_bias_in_the_sm90a_wgmma_epilogue():
+    from tessera.compiler.driver import device_arch
+
+    if device_arch(0) != "sm_90":
+        pytest.skip("the sm_90a kernel needs an sm_90 device")
+    from test_reshape import mm_bias
+
+    T = tessera.tensor
+    M, N, K = 1000, 700, 256
+    a, w = torch.randn(M, K, device="cuda").half(), torch.randn(N, K, device="cuda").half()
+    bias = torch.randn(N, device="cuda").half()
+    c = torch.empty(M, N, device="cuda").half()
+    ck = tessera.compile(mm_bias.trace(T(("M", "K"), "f16"), T(("N", "K"), "f16"), T(("N",), "f16"),
+                                       T(("M", "N"), "f16")), "sm_90a")
+    ck.launch((tessera.cdiv(M, 128), tessera.cdiv(N, 128)), [a, w, bias, c], sync=True)
+    want = _np(a) @ _np(w).T + _np(bias)[None, :]
+    assert np.abs(_np(c) - want).max() <= 2e-2 * np.abs(want).max()

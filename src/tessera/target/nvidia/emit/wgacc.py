@@ -40,6 +40,8 @@ class _Window:
         self.ptr = mr.ptr if not outer else (
             f"({mr.ptr} + " + " + ".join(f"(long long)({e[v]}) * {mr.strides[d]}" for d, v in enumerate(outer)) + ")")
         self.sizes, self.strides = mr.sizes[len(outer):], mr.strides[len(outer):]
+        if len(self.sizes) == 1:  # a 1-D row vector (a broadcast load): one row of stride 0
+            self.sizes, self.strides = ("1", *self.sizes), ("0", *self.strides)
 
 
 def _window_memref(e, op):
@@ -136,7 +138,7 @@ def slot_wgacc_load(e, op: H.WgaccLoadOp) -> None:
     if op in e.fast_windows:
         e.line(C.write_bits(elem, e[op.result], "i_", f"{_fast_at(e, op, 'i_ & ~1')}[i_ & 1]"))
         return
-    mr = e.memref(op.source, op)
+    mr = _window_memref(e, op)
     bcast = _broadcast(op)
     row, col = _acc_coords(e, op, "i_", bcast)
     pad = f"({C.mem_type(elem)}){C.bits_literal(elem, op.pad.value.data)}"

@@ -23,12 +23,13 @@ from tessera.target.nvidia.ir.types import NvOp, check_smem_offset, expect_vec, 
 from tessera.ir.types import type_name
 
 
-def _check_wgacc(op, vec_t, memref_t, n: int) -> None:
+def _check_wgacc(op, vec_t, memref_t, n: int, row_vector: bool = False) -> None:
     if n % 8 or not 8 <= n <= 256:
         fail(op, f"n={n} must be a multiple of 8 in [8, 256]")
     expect_vec(op, "value", vec_t, n // 2)
-    if len(memref_t.get_shape()) != 2:
-        fail(op, f"memref {memref_t} must be 2-D")
+    if len(memref_t.get_shape()) != 2 and not (row_vector and len(memref_t.get_shape()) == 1):
+        fail(op, f"memref {memref_t} must be 2-D" + (" (or 1-D: a row vector broadcast over the rows)"
+                                                      if row_vector else ""))
     if vec_t.element_type != memref_t.element_type:
         fail(op, f"value {vec_t} and memref {memref_t} differ in element type")
 
@@ -38,7 +39,7 @@ class WgaccLoadOp(NvOp):
     """Load a 64 x n window at [row, col] into the wgmma accumulator layout (`pad` past the edges).
 
     With `broadcast_rows`, every row reads memref row `row` (a [1, n] bias row
-    broadcast over the tile).
+    broadcast over the tile); a 1-D memref is such a row (its `row` is 0).
     """
 
     name = "nv.wgacc_load"
@@ -59,7 +60,8 @@ class WgaccLoadOp(NvOp):
                                      "pad": FloatAttr(pad, f64)})
 
     def verify_(self) -> None:
-        _check_wgacc(self, self.result.type, self.source.type, self.n.value.data)
+        _check_wgacc(self, self.result.type, self.source.type, self.n.value.data,
+                     row_vector=bool(self.broadcast_rows.value.data))
 
 
 @irdl_op_definition

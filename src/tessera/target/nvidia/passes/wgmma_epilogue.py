@@ -11,6 +11,7 @@ whole run into one loop over slots, so one slot is live at a time.
 from __future__ import annotations
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
 from tessera.target.nvidia.ir import hopper_ops as H
@@ -32,11 +33,12 @@ class Epilogue:
         return nv.vec(self.kl.bn // 2, elem)
 
     def tile_ok(self, op: Operation, t) -> None:
-        """[BM, BN] tiles and [1, BN] rows (kept broadcast) are what the epilogue can hold."""
+        """[BM, BN] tiles and [1, BN] rows (kept broadcast; [BN] before a reshape to one) are what the epilogue
+        can hold."""
         if not isinstance(t, TileType):
             return
         shape = tuple(t.get_shape())
-        if shape not in ((self.kl.bm, self.kl.bn), (1, self.kl.bn)):
+        if shape not in ((self.kl.bm, self.kl.bn), (1, self.kl.bn), (self.kl.bn,)):
             raise refuse(op, f"{op.name} on a {'x'.join(map(str, shape))} tile: the wgmma epilogue holds "
                              f"{self.kl.bm}x{self.kl.bn} tiles and 1x{self.kl.bn} rows")
 
@@ -82,9 +84,20 @@ class Epilogue:
                 if tuple(op.source.type.get_shape()) != (1, self.kl.bn):
                     raise refuse(op, "the wgmma epilogue broadcasts only [1, BN] rows over the tile")
                 m[op.result] = get(op.source)
+            elif isinstance(op, T.ReshapeOp):  # a [BN] row as [1, BN] (w[None, :]): the same broadcast registers
+                if tuple(op.result.type.get_shape()) != (1, self.kl.bn):
+                    raise refuse(op, f"the wgmma epilogue reshapes [{self.kl.bn}] rows to [1, {self.kl.bn}] only")
+                m[op.result] = get(op.source)
+            elif isinstance(op, T.LoadOp) and len(op.offsets) == 1:  # a rank-1 row (a bias vector)
+                zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+                ops.append(zero)
+                new = H.WgaccLoadOp(op.source, zero.result, get(op.offsets[0]), self.kl.bn, broadcast_rows=True,
+                                    pad=op.padding.value.data)
+                ops.append(new)
+                m[op.result] = new.result
             elif isinstance(op, T.LoadOp):
                 if len(op.offsets) != 2:
-                    raise refuse(op, "epilogue loads read 2-D memrefs")
+                    raise refuse(op, "epilogue loads read 1-D (a row) or 2-D memrefs")
                 r, c = op.offsets
                 full = tuple(op.result.type.get_shape()) == (self.kl.bm, self.kl.bn)
                 new = H.WgaccLoadOp(op.source, rows(op, r, full), get(c), self.kl.bn, broadcast_rows=not full,
