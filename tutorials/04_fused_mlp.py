@@ -34,7 +34,7 @@ def fused_mlp(X, W1, B1, W2, Y, *, BM=64, BH=64, D=64):
     acc = tl.zeros((BM, D), tl.f32)
     for h0 in tl.range(0, W1.shape[0], BH):
         h = tl.dot(x, tl.load(W1, [h0, 0], (BH, D)).T, tl.zeros((BM, BH), tl.f32))
-        h = h + tl.load(B1, [0, h0], (1, BH)).to(tl.f32)
+        h = h + tl.load(B1, [h0], (BH,)).to(tl.f32)[None, :]            # the rank-1 bias as a row
         h = h * (1.0 + tl.erf(h * _SQRT1_2)) * 0.5                      # exact gelu, as torch's default
         acc = tl.dot(h.to(X.dtype), tl.load(W2, [0, h0], (D, BH)).T, acc)
     tl.store(Y, [m0, 0], acc.to(Y.dtype))
@@ -42,7 +42,7 @@ def fused_mlp(X, W1, B1, W2, Y, *, BM=64, BH=64, D=64):
 
 def run(x, w1, b1, w2, y, lane=None):
     M, D = x.shape
-    return fused_mlp[lambda meta: (tessera.cdiv(M, meta["BM"]),)](x, w1, b1.reshape(1, -1), w2, y, D=D, lane=lane)
+    return fused_mlp[lambda meta: (tessera.cdiv(M, meta["BM"]),)](x, w1, b1, w2, y, D=D, lane=lane)
 
 
 def reference(x, w1, b1, w2):
@@ -66,7 +66,7 @@ def main() -> None:
     print(f"ran on lane {run(x, w1, b1, w2, y, lane='reference' if torch is None else 'cuda').lane!r}")
     _common.check("fused MLP bf16", y, reference(x, w1, b1, w2), 2e-2)
     T = tessera.tensor
-    _common.compile_summary(fused_mlp, T(("M", "D"), "bf16"), T(("H", "D"), "bf16"), T((1, "H"), "f32"),
+    _common.compile_summary(fused_mlp, T(("M", "D"), "bf16"), T(("H", "D"), "bf16"), T(("H",), "f32"),
                             T(("D", "H"), "bf16"), T(("M", "D"), "bf16"), D=64)
     if torch is not None:
         benchmark(torch)
