@@ -86,6 +86,40 @@ def test_gemm_gradients_match_float64_autograd(ta, tb, activation, gen):
         assert rel(mine.grad, ref.grad) < GRAD_REL, name
 
 
+@pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
+def test_the_backward_runs_one_fused_gemm_for_dz(activation, gen, monkeypatch):
+    """dZ = dY * act'(Z) is one tessera gemm ('<act>_grad', dY in the residual slot): no separate activation
+    backward and no stored pre-activation; that gemm alone matches float64."""
+    M, N, K = 29, 40, 32
+    a, w = randn(M, K, gen=gen).requires_grad_(), randn(N, K, gen=gen).requires_grad_()
+    bias, dy = randn(N, dtype=torch.float32, gen=gen), randn(M, N, gen=gen)
+    seen, original = [], tt._gemm
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("activation"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(tt, "_gemm", spy)
+    tt.gemm(a, w, bias, activation=activation, trans_b=True).backward(dy)
+    assert seen == [activation, activation + "_grad", None, None]  # forward; dZ; dA and dW plain
+    zt = (a.detach().double() @ w.detach().double().t() + bias.double()).requires_grad_()
+    {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "silu": torch.nn.functional.silu}[activation](zt) \
+        .backward(dy.double())
+    dz = tt.gemm(a.detach(), w.detach(), bias, residual=dy, activation=activation + "_grad", trans_b=True)
+    assert dz.dtype == torch.bfloat16 and rel(dz, zt.grad) < BF16_REL
+
+
+def test_a_grad_activation_needs_the_upstream_gradient(gen):
+    a, w = randn(8, 16, gen=gen), randn(8, 16, gen=gen)
+    with pytest.raises(D.TesseraError) as err:
+        ops.gemm(a.float().numpy(), w.float().numpy(), activation="gelu_grad", trans_b=True, lane="reference")
+    assert err.value.code is D.OPS_ARG_VALUE and "residual is None" in str(err.value) and err.value.hint
+    y = tt.gemm(a.requires_grad_(), w, residual=randn(8, 8, gen=gen), activation="gelu_grad", trans_b=True)
+    with pytest.raises(D.TesseraError) as err:
+        y.sum().backward()
+    assert err.value.code is D.OPS_BACKWARD_UNSUPPORTED and "second derivative" in str(err.value)
+
+
 def test_gemm_gradient_only_where_asked(gen):
     a, w = randn(16, 32, gen=gen).requires_grad_(), randn(24, 32, gen=gen)  # a frozen weight
     tt.gemm(a, w, trans_b=True).sum().backward()

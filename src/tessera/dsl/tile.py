@@ -279,12 +279,15 @@ def elementwise_operands(values: list, what: str, shape_only: list[Tile] = ()) -
             raise KernelError(D.DSL_OPERAND_INVALID, f"{what}: {type(v).__name__} {v!r} is not a tile, scalar or "
                                                      "number")
     tiles = [v for v in values if isinstance(v, Tile)]
-    if not tiles:
+    if not tiles and not shape_only:
         raise KernelError(D.DSL_OPERAND_INVALID, f"{what}: needs at least one tile operand")
     dtypes = []
     for t in tiles:
         if t.dtype not in dtypes:
             dtypes.append(t.dtype)
+    if not tiles:  # tl.where(mask, 1.0, 0.0): the values take the mask's shape and their own type
+        scalars = [v.dtype for v in values if isinstance(v, Scalar)]
+        dtypes = list(dict.fromkeys(scalars)) or [T.f32 if any(isinstance(v, float) for v in values) else T.i32]
     if len(dtypes) > 1:
         a, b = dtypes[0], dtypes[1]
         raise KernelError(D.DSL_DTYPE_MISMATCH, f"{what}: operands are {a} and {b} tiles",

@@ -11,6 +11,9 @@ Run-time arguments, in order (see `gemm.params`):
 Meta-parameters: BM, BN, BK (tile sizes), TRANS_A, TRANS_B, ACTIVATION in
 {"none", "relu", "gelu", "silu"}; gelu is the exact erf form
 0.5*x*(1 + erf(x/sqrt(2))) (PyTorch's default), not the tanh approximation.
+The backward of a fused activation is one more kind: "relu_grad", "gelu_grad" or
+"silu_grad" give C = residual * act'(alpha*A@B + beta*C + bias), residual being the
+upstream gradient dY (required): the pre-activation never leaves the registers.
 
 Inputs are bf16, f16 or f32 (A and B alike); products accumulate in f32 and the
 epilogue runs in f32. Any M, N, K: loads past an edge read 0 (which adds
@@ -27,7 +30,9 @@ from tessera.dsl import KernelError, kernel, tl
 from tessera.ir import diagnostics as D
 
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
+GRADS = ("relu_grad", "gelu_grad", "silu_grad")  # residual * act'(z): the backward of a fused activation
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 @kernel
@@ -57,9 +62,15 @@ def epilogue(acc, C, bias, residual, alpha, beta, m0, n0, BM, BN, ACTIVATION):
         acc = acc + tl.load(C, [m0, n0], (BM, BN)).to(tl.f32) * beta   # gC: BM x BN
     if bias is not None:
         acc = acc + tl.load(bias, [0, n0], (1, BN)).to(tl.f32)         # gbias: 1 x BN, broadcast over rows
-    acc = activation(acc, ACTIVATION)
-    if residual is not None:
-        acc = acc + tl.load(residual, [m0, n0], (BM, BN)).to(tl.f32)   # gR: BM x BN
+    if ACTIVATION in GRADS:  # dZ = dY * act'(Z), dY in the residual slot
+        if residual is None:
+            raise KernelError(D.DSL_META_INVALID, f"ACTIVATION={ACTIVATION!r} multiplies the upstream gradient, "
+                                                  "passed as residual; residual is None")
+        acc = activation_grad(acc, ACTIVATION) * tl.load(residual, [m0, n0], (BM, BN)).to(tl.f32)
+    else:
+        acc = activation(acc, ACTIVATION)
+        if residual is not None:
+            acc = acc + tl.load(residual, [m0, n0], (BM, BN)).to(tl.f32)   # gR: BM x BN
     tl.store(C, [m0, n0], acc.to(C.dtype))
 
 
@@ -72,8 +83,20 @@ def activation(x, kind: str):
     if kind == "silu":
         return x / (1.0 + tl.exp(-x))
     if kind != "none":
-        raise KernelError(D.DSL_META_INVALID, f"ACTIVATION={kind!r} is not one of {', '.join(ACTIVATIONS)}")
+        raise KernelError(D.DSL_META_INVALID, f"ACTIVATION={kind!r} is not one of "
+                                              f"{', '.join(ACTIVATIONS + GRADS)}")
     return x
+
+
+def activation_grad(z, kind: str):
+    """act'(z) on an f32 tile for kind in GRADS (torch's formulas: relu' is 1 where z > 0, gelu' the erf form's
+    cdf + z * pdf, silu' s * (1 + z * (1 - s)) with s = sigmoid(z))."""
+    if kind == "relu_grad":
+        return tl.where(z > 0.0, 1.0, 0.0)
+    if kind == "gelu_grad":
+        return (1.0 + tl.erf(z * _SQRT1_2)) * 0.5 + z * tl.exp(z * z * -0.5) * _INV_SQRT_2PI
+    s = 1.0 / (1.0 + tl.exp(-z))
+    return s * (1.0 + z * (1.0 - s))
 
 
 def grid(M: int, N: int, BM: int = 128, BN: int = 128, **_meta) -> tuple[int, int]:
@@ -89,10 +112,26 @@ def reference_gemm(A, B, C=None, bias=None, residual=None, alpha=1.0, beta=None,
     layouts when trans_*); beta=None means C is not read; bias may be the
     kernel's [1, N] row; activation is the ACTIVATION meta-parameter.
     """
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation={activation!r} is not one of {ACTIVATIONS}")
+    if activation not in ACTIVATIONS + GRADS:
+        raise ValueError(f"activation={activation!r} is not one of {ACTIVATIONS + GRADS}")
     from tessera.reference.oracles import gemm_ref  # on first use, not at import (issue 14)
+
+    if activation in GRADS:  # residual * act'(z), z without the residual
+        z = reference_gemm(A, B, C, bias, None, alpha, beta, trans_a=trans_a, trans_b=trans_b)
+        return np.asarray(residual, np.float64) * _grad_f64(z, activation)
 
     return gemm_ref(A, B, None if beta is None else C, alpha, 0.0 if beta is None else beta,
                     None if bias is None else np.reshape(bias, -1), None if activation == "none" else activation,
                     residual, trans_a=trans_a, trans_b=trans_b)
+
+
+def _grad_f64(z: np.ndarray, kind: str) -> np.ndarray:
+    """act'(z) in float64 (the oracle of activation_grad)."""
+    if kind == "relu_grad":
+        return (z > 0).astype(np.float64)
+    if kind == "gelu_grad":
+        from tessera.reference.numerics import erf
+
+        return 0.5 * (1.0 + erf(z * _SQRT1_2)) + z * np.exp(-0.5 * z * z) * _INV_SQRT_2PI
+    s = 1.0 / (1.0 + np.exp(-z))
+    return s * (1.0 + z * (1.0 - s))

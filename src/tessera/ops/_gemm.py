@@ -15,7 +15,8 @@ from tessera.ops.configs import gemm_config
 OPERAND_DTYPES = ("bf16", "f16", "f32")
 EPILOGUE_DTYPES = ("bf16", "f16", "f32")
 GRID_Y_LIMIT = 65535
-_ACTIVATIONS = {None: "none", "none": "none", "relu": "relu", "gelu": "gelu", "silu": "silu"}
+_ACTIVATIONS = {None: "none", "none": "none", "relu": "relu", "gelu": "gelu", "silu": "silu",
+                "relu_grad": "relu_grad", "gelu_grad": "gelu_grad", "silu_grad": "silu_grad"}
 
 
 def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, residual=None, trans_a=False,
@@ -28,7 +29,10 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
     c: [M, N], read only when beta != 0 (beta == 0 never reads c, so NaN in
     c cannot leak); it must have the output dtype. bias: [N] (or [1, N]),
     added to every row; residual: [M, N], added after the activation; both
-    bf16, f16 or f32. activation: None, 'relu', 'gelu' (exact erf form) or 'silu'.
+    bf16, f16 or f32. activation: None, 'relu', 'gelu' (exact erf form) or 'silu';
+    or 'relu_grad', 'gelu_grad', 'silu_grad', the backward of a fused activation:
+    D = residual * act'(alpha * op(a) @ op(b) + beta * c + bias), with residual the
+    upstream gradient dY (required), so the pre-activation is never written.
     out: [M, N] array to write: c itself for in-place C = alpha*A@B + beta*C,
     else an array sharing no memory with the inputs (c is then copied into
     it first). out_dtype: the output dtype when out is None (default: c's
@@ -65,7 +69,8 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
     alpha_v, beta_v = ck.scalar("alpha", alpha), ck.scalar("beta", beta)
     act = _ACTIVATIONS.get(activation) if activation is None or isinstance(activation, str) else None
     if act is None:
-        raise ck.fail(D.OPS_ARG_VALUE, f"activation={activation!r} is not one of None, 'relu', 'gelu', 'silu'")
+        raise ck.fail(D.OPS_ARG_VALUE, f"activation={activation!r} is not one of None, 'relu', 'gelu', 'silu' "
+                                       "(or their backwards 'relu_grad', 'gelu_grad', 'silu_grad')")
     ck.stream(stream)
     reads_c = beta_v != 0.0
     C = ck.array("c", c, EPILOGUE_DTYPES, 2) if c is not None else None
@@ -79,6 +84,10 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
     R = ck.array("residual", residual, EPILOGUE_DTYPES, 2) if residual is not None else None
     if R is not None and R.shape != (M, N):
         raise ck.fail(D.OPS_ARG_SHAPE, f"residual has shape {list(R.shape)}; the result is [{M}, {N}]")
+    if act.endswith("_grad") and R is None:
+        raise ck.fail(D.OPS_ARG_VALUE, f"activation={activation!r} multiplies the upstream gradient, which is "
+                                       "passed as residual; residual is None",
+                      hint="gemm(a, b, bias=..., activation='gelu_grad', residual=dy)")
     Out = arrays.view(out) if out is not None else None
     dtype = _out_dtype(ck, out_dtype, Out, C, A)
     if reads_c and C.dtype != dtype:

@@ -17,9 +17,9 @@ back: a configuration the GPU kernels cannot take raises the op's coded error.
 
 Autograd: gemm's backward is gemms in the transposed layouts (dA = dZ @ op(B)^T,
 dB = op(A)^T @ dZ, each in whatever layout makes it one call), with dZ = dY *
-act'(Z); Z, the pre-activation, is recomputed by one more gemm rather than
-saved (the forward fuses the activation and never writes Z), and act' runs as
-torch's own activation backward (not yet fused into the backward gemms).
+act'(Z) from one more gemm whose epilogue recomputes Z in registers and
+multiplies act'(Z) by dY (activation '<act>_grad', dY in the residual slot):
+the forward fuses the activation and never writes Z, and neither does the backward.
 attention and linear_attention have no backward kernels yet: their backward
 raises OPS_BACKWARD_UNSUPPORTED instead of returning a gradient.
 """
@@ -38,6 +38,7 @@ from tessera.ops._common import OpsError
 from tessera.ops._gemm import gemm as _gemm
 
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
+GRADS = ("relu_grad", "gelu_grad", "silu_grad")  # residual * act'(z): what the backward of a fused activation runs
 
 
 # --- between torch CPU tensors and the reference lane's numpy arrays --------------------------------------------
@@ -80,8 +81,9 @@ def _gemm_shape(a: Tensor, b: Tensor, trans_a: bool, trans_b: bool) -> tuple[int
 
 
 def _check_activation(activation: str) -> None:
-    if activation not in ACTIVATIONS:
-        raise OpsError(D.OPS_ARG_VALUE, "gemm", f"activation={activation!r} is not one of {', '.join(ACTIVATIONS)}")
+    if activation not in ACTIVATIONS + GRADS:
+        raise OpsError(D.OPS_ARG_VALUE, "gemm", f"activation={activation!r} is not one of "
+                                                f"{', '.join(ACTIVATIONS + GRADS)}")
 
 
 @torch.library.custom_op("tessera::gemm", mutates_args=())
@@ -120,24 +122,18 @@ def _mm(x: Tensor, tx: bool, y: Tensor, ty: bool, alpha: float) -> Tensor:
     return torch.ops.tessera.gemm(x, y, None, None, alpha, "none", tx, ty)
 
 
-def _activation_backward(grad: Tensor, z: Tensor, activation: str) -> Tensor:
-    """dY * act'(Z) with torch's own formulas (the same roundings as torch's autograd of the activation)."""
-    if activation == "relu":
-        return torch.ops.aten.threshold_backward(grad, z, 0)
-    if activation == "gelu":
-        return torch.ops.aten.gelu_backward(grad, z, approximate="none")
-    return torch.ops.aten.silu_backward(grad, z)
-
-
 def _gemm_backward(ctx, grad: Tensor):
+    if ctx.activation in GRADS:
+        raise OpsError(D.OPS_BACKWARD_UNSUPPORTED, "gemm", f"activation={ctx.activation!r} is itself a backward; "
+                                                           "its gradient (a second derivative) is not built",
+                       hint="differentiate through the forward activation once")
     a, b, bias = ctx.saved_tensors
     (ta, tb), alpha = ctx.trans, ctx.alpha
     grad = grad.contiguous()
     if ctx.activation == "none":
         dz = grad
-    else:
-        z = torch.ops.tessera.gemm(a, b, bias, None, alpha, "none", ta, tb)  # the pre-activation, recomputed
-        dz = _activation_backward(grad, z, ctx.activation)
+    else:  # dZ = dY * act'(Z) in one gemm: Z, the pre-activation, is recomputed in registers and never stored
+        dz = torch.ops.tessera.gemm(a, b, bias, grad.to(a.dtype), alpha, ctx.activation + "_grad", ta, tb)
     dz = dz.to(a.dtype)
     da = db = dbias = None
     if ctx.needs_input_grad[0]:  # dA = dZ @ op(B)^T; stored transposed: op(B) @ dZ^T
@@ -231,4 +227,5 @@ def linear_attention(q: Tensor, k: Tensor, v: Tensor, g: Tensor | None = None) -
     return torch.ops.tessera.linear_attention(q, k, v, g)
 
 
-__all__ = ["gemm", "attention", "linear_attention", "gemm_op", "attention_op", "linear_attention_op", "ACTIVATIONS"]
+__all__ = ["gemm", "attention", "linear_attention", "gemm_op", "attention_op", "linear_attention_op", "ACTIVATIONS",
+           "GRADS"]

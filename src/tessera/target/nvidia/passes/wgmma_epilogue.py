@@ -43,10 +43,15 @@ class Epilogue:
                              f"{self.kl.bm}x{self.kl.bn} tiles and 1x{self.kl.bn} rows")
 
     def slotwise(self, op: Operation, get) -> Operation | None:
-        """The slot-wise nv op for an elementwise, splat, constant or convert tile op (None for other ops)."""
-        if not isinstance(op, (T.ElementwiseOp, T.SplatOp, T.ConstantOp, T.ConvertOp)):
+        """The slot-wise nv op for an elementwise, compare, select, splat, constant or convert tile op (None for
+        other ops): slot i of every operand is the same element of the tile, whatever the layout."""
+        if not isinstance(op, (T.ElementwiseOp, T.SplatOp, T.ConstantOp, T.ConvertOp, T.CmpOp, T.SelectOp)):
             return None
         slots = self.slots(op.results[0].type.element_type)
+        if isinstance(op, T.CmpOp):
+            return nv.CmpOp(op.predicate.data, get(op.lhs), get(op.rhs), slots)
+        if isinstance(op, T.SelectOp):
+            return nv.SelectOp(get(op.cond), get(op.lhs), get(op.rhs), slots)
         if isinstance(op, T.ElementwiseOp):
             return nv.MapOp(op.name.split(".", 1)[1], *[get(a) for a in op.args], result_type=slots)
         if isinstance(op, T.SplatOp):
@@ -119,4 +124,5 @@ class Epilogue:
                 ops.append(op.clone(value_mapper=m))
             else:
                 raise refuse(op, f"{op.name} in the epilogue of a wgmma kernel: the register epilogue takes "
-                                 "elementwise ops, converts, splats, constants, [1, N] broadcasts, loads and stores")
+                                 "elementwise ops, compares, selects, converts, splats, constants, [1, N] broadcasts, "
+                                 "loads and stores")
