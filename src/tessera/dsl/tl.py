@@ -135,25 +135,30 @@ def load(tensor: Tensor, offsets, shape, padding: float = 0.0, *, mask=None, oth
     return Tile(state.emit(op).results[0], state.scope)
 
 
+def _write(tensor, offsets, value, mask, what: str):
+    """(tensor, value tile, builder state, offsets, mask tile or None) of a store-like call, checked alike."""
+    t = _tensor(tensor, what)
+    v = _tile(value, what)
+    state = B.current(what)
+    if v.rank > t.rank:
+        raise KernelError(D.DSL_OFFSETS_INVALID, f"{what}: a rank-{v.rank} tile cannot go into the "
+                                                 f"rank-{t.rank} tensor '{t.name}'")
+    if v.dtype != t.dtype:
+        raise KernelError(D.DSL_DTYPE_MISMATCH, f"{what}: the tile is {v.dtype} but tensor '{t.name}' holds "
+                                                f"{t.dtype}", hint=f"convert the tile with .to({t.name}.dtype)")
+    offs = _offsets(state, t, offsets, v.rank, what)
+    return t, v, state, offs, None if mask is None else _mask(mask, v, what)
+
+
 def store(tensor: Tensor, offsets, value: Tile, *, mask=None) -> None:
     """Write `value` with its origin at `offsets`; elements past the tensor's edge are dropped, and with `mask`
     (an i1 tile of value's shape, or one that broadcasts to it) so are those where the mask is false: memory
     there is not written (tile.masked_store)."""
-    t = _tensor(tensor, "tl.store")
-    v = _tile(value, "tl.store")
-    state = B.current("tl.store")
-    if v.rank > t.rank:
-        raise KernelError(D.DSL_OFFSETS_INVALID, f"tl.store: a rank-{v.rank} tile cannot go into the "
-                                                 f"rank-{t.rank} tensor '{t.name}'")
-    if v.dtype != t.dtype:
-        raise KernelError(D.DSL_DTYPE_MISMATCH, f"tl.store: the tile is {v.dtype} but tensor '{t.name}' holds "
-                                                f"{t.dtype}", hint=f"convert the tile with .to({t.name}.dtype)")
-    offs = _offsets(state, t, offsets, v.rank, "tl.store")
-    if mask is None:
+    t, v, state, offs, m = _write(tensor, offsets, value, mask, "tl.store")
+    if m is None:
         state.emit(TO.StoreOp(v.ssa(state), t.ssa(state), offs))
-        return
-    m = _mask(mask, v, "tl.store")
-    state.emit(TO.MaskedStoreOp(v.ssa(state), m.ssa(state), t.ssa(state), offs))
+    else:
+        state.emit(TO.MaskedStoreOp(v.ssa(state), m.ssa(state), t.ssa(state), offs))
 
 
 def atomic_add(tensor: Tensor, offsets, value: Tile, *, mask=None) -> None:
@@ -161,21 +166,12 @@ def atomic_add(tensor: Tensor, offsets, value: Tile, *, mask=None) -> None:
     elements, in any order); elements past the edge, or where `mask` is false, add nothing. f32, f64 or i32.
     Unlike Triton's it returns nothing (the old values are not read back)."""
     t = _tensor(tensor, "tl.atomic_add")
-    v = _tile(value, "tl.atomic_add")
-    state = B.current("tl.atomic_add")
-    if v.rank > t.rank:
-        raise KernelError(D.DSL_OFFSETS_INVALID, f"tl.atomic_add: a rank-{v.rank} tile cannot go into the "
-                                                 f"rank-{t.rank} tensor '{t.name}'")
-    if v.dtype != t.dtype:
-        raise KernelError(D.DSL_DTYPE_MISMATCH, f"tl.atomic_add: the tile is {v.dtype} but tensor '{t.name}' holds "
-                                                f"{t.dtype}", hint=f"convert the tile with .to({t.name}.dtype)")
     if t.dtype.name not in TO.ATOMIC_TYPES:
         raise KernelError(D.DSL_DTYPE_MISMATCH, f"tl.atomic_add adds {', '.join(TO.ATOMIC_TYPES)} tensors; "
                                                 f"'{t.name}' holds {t.dtype}",
                           hint="accumulate in an f32 tensor and convert once at the end")
-    offs = _offsets(state, t, offsets, v.rank, "tl.atomic_add")
-    m = None if mask is None else _mask(mask, v, "tl.atomic_add").ssa(state)
-    state.emit(TO.AtomicAddOp(v.ssa(state), t.ssa(state), offs, m))
+    t, v, state, offs, m = _write(tensor, offsets, value, mask, "tl.atomic_add")
+    state.emit(TO.AtomicAddOp(v.ssa(state), t.ssa(state), offs, None if m is None else m.ssa(state)))
 
 
 def _mask(mask, like: Tile, what: str) -> Tile:

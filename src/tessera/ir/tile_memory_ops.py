@@ -113,6 +113,28 @@ class StoreOp(AccessSyntax):
         check_memref_access(self, self.dest.type, len(self.offsets), t)
 
 
+def _parse_write(parser: Parser, mask_required: bool):
+    """`%v, %M[%i, %j] [if %m] : A -> memref` (the masked store's and the atomic add's form): value, dest, offsets,
+    mask (None when absent)."""
+    value, dest = parse_operands(parser, 2)
+    offsets = parse_index_list(parser)
+    if mask_required:
+        parser.parse_keyword("if")
+    mask = parse_operand(parser) if mask_required or parser.parse_optional_keyword("if") else None
+    parse_arrow_type(parser)
+    return value, dest, offsets, mask
+
+
+def _print_write(printer: Printer, op) -> None:
+    printer.print_string(" ")
+    print_operands(printer, [op.value, op.dest])
+    print_index_list(printer, op.offsets)
+    if op.mask is not None:
+        printer.print_string(" if ")
+        printer.print_operand(op.mask)
+    print_arrow_type(printer, op.value.type, op.dest.type)
+
+
 @irdl_op_definition
 class MaskedStoreOp(IRDLOperation):
     """`tile.masked_store %v, %M[%i, %j] if %m : A -> memref`: write the elements of a tile where the i1 tile
@@ -141,20 +163,11 @@ class MaskedStoreOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        value, dest = parse_operands(parser, 2)
-        offsets = parse_index_list(parser)
-        parser.parse_keyword("if")
-        mask = parse_operand(parser)
-        parse_arrow_type(parser)
+        value, dest, offsets, mask = _parse_write(parser, mask_required=True)
         return cls(value, mask, dest, offsets)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_operands(printer, [self.value, self.dest])
-        print_index_list(printer, self.offsets)
-        printer.print_string(" if ")
-        printer.print_operand(self.mask)
-        print_arrow_type(printer, self.value.type, self.dest.type)
+        _print_write(printer, self)
 
 
 ATOMIC_TYPES = ("f32", "f64", "i32")  # what atomicAdd takes on every arch Tessera targets
@@ -192,17 +205,8 @@ class AtomicAddOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser):
-        value, dest = parse_operands(parser, 2)
-        offsets = parse_index_list(parser)
-        mask = parse_operand(parser) if parser.parse_optional_keyword("if") else None
-        parse_arrow_type(parser)
+        value, dest, offsets, mask = _parse_write(parser, mask_required=False)
         return cls(value, dest, offsets, mask)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_operands(printer, [self.value, self.dest])
-        print_index_list(printer, self.offsets)
-        if self.mask is not None:
-            printer.print_string(" if ")
-            printer.print_operand(self.mask)
-        print_arrow_type(printer, self.value.type, self.dest.type)
+        _print_write(printer, self)

@@ -54,13 +54,27 @@ class _UnaryShapeOp(IRDLOperation):
 REDUCE_KINDS = ("sum", "max", "min")
 
 
+class _KindAxisOp(_UnaryShapeOp):
+    """Base of `%r = tile.OP KIND AXIS %x : A -> B` (reduce, scan)."""
+
+    kind = prop_def(StringAttr)
+    axis = prop_def(IntAttr)
+
+    def _keyword(self) -> str:
+        return f" {self.kind.data} {self.axis.data}"
+
+    @classmethod
+    def _parse_keyword(cls, parser: Parser) -> dict:
+        kind = parser.parse_identifier(f" ({cls.name} kind)")
+        axis = parser.parse_integer(allow_boolean=False)
+        return {"kind": StringAttr(kind), "axis": IntAttr(axis)}
+
+
 @irdl_op_definition
-class ReduceOp(_UnaryShapeOp):
+class ReduceOp(_KindAxisOp):
     """`%r = tile.reduce sum 1 %x : 128x64 -> 128x1`: reduce along an axis, keeping it as size 1."""
 
     name = "tile.reduce"
-    kind = prop_def(StringAttr)
-    axis = prop_def(IntAttr)
 
     def __init__(self, source: SSAValue, result_type: Attribute | None = None, properties=None, *,
                  kind: str = "sum", axis: int = 1):
@@ -87,15 +101,6 @@ class ReduceOp(_UnaryShapeOp):
         if self.result.type != want:
             fail(self, D.TILE_SHAPE_MISMATCH, f"tile.reduce: reducing {s} along axis {self.axis.data} gives {want}, "
                                               f"not {self.result.type}")
-
-    def _keyword(self) -> str:
-        return f" {self.kind.data} {self.axis.data}"
-
-    @classmethod
-    def _parse_keyword(cls, parser: Parser) -> dict:
-        kind = parser.parse_identifier(" (reduction kind)")
-        axis = parser.parse_integer(allow_boolean=False)
-        return {"kind": StringAttr(kind), "axis": IntAttr(axis)}
 
 
 @irdl_op_definition
@@ -160,13 +165,11 @@ SCAN_TYPES = ("f32", "f64", "i32")
 
 
 @irdl_op_definition
-class ScanOp(_UnaryShapeOp):
+class ScanOp(_KindAxisOp):
     """`%r = tile.scan sum 1 %x : A -> A`: the inclusive prefix (cumulative sum) along an axis; f32, f64 or i32
     (a 16-bit float tile is converted first: its partial sums would round at every step)."""
 
     name = "tile.scan"
-    kind = prop_def(StringAttr)
-    axis = prop_def(IntAttr)
 
     def __init__(self, source: SSAValue, result_type: Attribute | None = None, properties=None, *,
                  kind: str = "sum", axis: int = 1):
@@ -187,12 +190,3 @@ class ScanOp(_UnaryShapeOp):
             fail(self, D.TILE_ATTR_INVALID, f"tile.scan: axis {self.axis.data} is out of range for {s}")
         if self.result.type != s:
             fail(self, D.TILE_SHAPE_MISMATCH, f"tile.scan: a scan of {s} is {s}, not {self.result.type}")
-
-    def _keyword(self) -> str:
-        return f" {self.kind.data} {self.axis.data}"
-
-    @classmethod
-    def _parse_keyword(cls, parser: Parser) -> dict:
-        kind = parser.parse_identifier(" (scan kind)")
-        axis = parser.parse_integer(allow_boolean=False)
-        return {"kind": StringAttr(kind), "axis": IntAttr(axis)}

@@ -80,22 +80,23 @@ def slot_load_global(e, op: nv.LoadGlobalOp) -> None:
     e.line(C.write_bits(elem, name, "i_", f"({guard}{ok}) ? {mr.ptr}[{addr}] : ({mem}){C.bits_literal(elem, op.pad.value.data)}"))
 
 
-def slot_store_global(e, op: nv.StoreGlobalOp) -> None:
+def _slot_global_write(e, op, statement) -> None:
+    """Slot i_ of a guarded global write (store or atomic add): past the edge or under a false mask slot, none."""
     mr = e.memref(op.dest, op)
     elem = op.value.type.element_type
     ok, addr = global_access(mr, [e[x] for x in op.offsets], blocked_coords(op.tile_shape(), e.threads))
     if op.mask is not None:
         ok = f"{e[op.mask]}[i_] && {ok}"
-    _guarded(e, op, f"{mr.ptr}[{addr}] = ({C.mem_type(elem)}){C.read_bits(elem, e[op.value], 'i_')};", ok)
+    _guarded(e, op, statement(f"{mr.ptr}[{addr}]", f"({C.mem_type(elem)}){C.read_bits(elem, e[op.value], 'i_')}"),
+             ok)
+
+
+def slot_store_global(e, op: nv.StoreGlobalOp) -> None:
+    _slot_global_write(e, op, lambda at, v: f"{at} = {v};")
 
 
 def slot_atomic_add_global(e, op: nv.AtomicAddGlobalOp) -> None:
-    mr = e.memref(op.dest, op)
-    elem = op.value.type.element_type
-    ok, addr = global_access(mr, [e[x] for x in op.offsets], blocked_coords(op.tile_shape(), e.threads))
-    if op.mask is not None:
-        ok = f"{e[op.mask]}[i_] && {ok}"
-    _guarded(e, op, f"atomicAdd(&{mr.ptr}[{addr}], ({C.mem_type(elem)}){C.read_bits(elem, e[op.value], 'i_')});", ok)
+    _slot_global_write(e, op, lambda at, v: f"atomicAdd(&{at}, {v});")
 
 
 def slot_store_shared(e, op: nv.StoreSharedOp) -> None:

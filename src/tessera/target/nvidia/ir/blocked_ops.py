@@ -71,58 +71,49 @@ class LoadGlobalOp(_BlockedOp):
             fail(self, "give one offset per memref dim; the tile covers the trailing dims")
 
 
+class _GlobalWriteOp(_BlockedOp):
+    """Base of guarded per-element writes of a tile at `offsets`: elements past the memref edge are skipped, and
+    with `mask` (the blocked slots of an i1 tile of the same shape) so are those whose mask slot is false."""
+
+    WHAT: ClassVar[str] = "stored value"
+    value = operand_def(VectorType)
+    dest = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    mask = opt_operand_def(VectorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = ("$value `,` $dest `[` $offsets `]` (`if` $mask^ `:` type($mask))? attr-dict `:` type($value) "
+                       "`,` type($dest)")
+
+    def __init__(self, value: SSAValue, dest: SSAValue, offsets, shape, threads: int, mask: SSAValue | None = None):
+        super().__init__(operands=[value, dest, list(offsets), [] if mask is None else [mask]],
+                         properties=self.blocked_props(shape, threads))
+
+    def verify_(self) -> None:
+        self.check_blocked(self.value, self.WHAT, self.dest.type.element_type)
+        if self.mask is not None:
+            self.check_blocked(self.mask, "mask", i1)
+        if len(self.offsets) != len(self.dest.type.get_shape()) or len(self.tile_shape()) > len(self.offsets):
+            fail(self, "give one offset per memref dim; the tile covers the trailing dims")
+
+
 @irdl_op_definition
-class StoreGlobalOp(_BlockedOp):
-    """Guarded per-element stores of a tile at `offsets`; elements past the memref edge are dropped, and with
-    `mask` (the blocked slots of an i1 tile of the same shape) so are the elements whose mask slot is false."""
+class StoreGlobalOp(_GlobalWriteOp):
+    """Guarded per-element stores of a tile (see _GlobalWriteOp)."""
 
     name = "nv.store_global"
-    value = operand_def(VectorType)
-    dest = operand_def(MemRefType)
-    offsets = var_operand_def(IndexType)
-    mask = opt_operand_def(VectorType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    assembly_format = ("$value `,` $dest `[` $offsets `]` (`if` $mask^ `:` type($mask))? attr-dict `:` type($value) "
-                       "`,` type($dest)")
-
-    def __init__(self, value: SSAValue, dest: SSAValue, offsets, shape, threads: int, mask: SSAValue | None = None):
-        super().__init__(operands=[value, dest, list(offsets), [] if mask is None else [mask]],
-                         properties=self.blocked_props(shape, threads))
-
-    def verify_(self) -> None:
-        self.check_blocked(self.value, "stored value", self.dest.type.element_type)
-        if self.mask is not None:
-            self.check_blocked(self.mask, "mask", i1)
-        if len(self.offsets) != len(self.dest.type.get_shape()) or len(self.tile_shape()) > len(self.offsets):
-            fail(self, "give one offset per memref dim; the tile covers the trailing dims")
 
 
 @irdl_op_definition
-class AtomicAddGlobalOp(_BlockedOp):
-    """Per-element atomicAdd of a tile into memory at `offsets`: past the memref edge, or where the optional
-    `mask` slot is false, nothing is added."""
+class AtomicAddGlobalOp(_GlobalWriteOp):
+    """Per-element atomicAdd of a tile into memory (see _GlobalWriteOp): f32, f64 or i32."""
 
     name = "nv.atomic_add_global"
-    value = operand_def(VectorType)
-    dest = operand_def(MemRefType)
-    offsets = var_operand_def(IndexType)
-    mask = opt_operand_def(VectorType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    assembly_format = ("$value `,` $dest `[` $offsets `]` (`if` $mask^ `:` type($mask))? attr-dict `:` type($value) "
-                       "`,` type($dest)")
-
-    def __init__(self, value: SSAValue, dest: SSAValue, offsets, shape, threads: int, mask: SSAValue | None = None):
-        super().__init__(operands=[value, dest, list(offsets), [] if mask is None else [mask]],
-                         properties=self.blocked_props(shape, threads))
+    WHAT: ClassVar[str] = "added value"
 
     def verify_(self) -> None:
-        self.check_blocked(self.value, "added value", self.dest.type.element_type)
+        super().verify_()
         if type_name(self.dest.type.element_type) not in ("f32", "f64", "i32"):
             fail(self, f"atomicAdd takes f32, f64 or i32, not {type_name(self.dest.type.element_type)}")
-        if self.mask is not None:
-            self.check_blocked(self.mask, "mask", i1)
-        if len(self.offsets) != len(self.dest.type.get_shape()) or len(self.tile_shape()) > len(self.offsets):
-            fail(self, "give one offset per memref dim; the tile covers the trailing dims")
 
 
 @irdl_op_definition
