@@ -1,8 +1,8 @@
-// The wgmma epilogue computes a compare, but a masked store of its result is not one of its stores yet: refused at
-// the store with NV_WGMMA_UNSUPPORTED, a message that lists what the epilogue takes, and a hint (never a store of
-// every element).
+// The wgmma epilogue computes compares and masked stores, but an atomic add of its result is not one of its
+// stores yet: refused at that op with NV_WGMMA_UNSUPPORTED, a message that lists what the epilogue takes, and a
+// hint (never a plain store).
 // RUN: not tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=3 store=registers}' 2>&1 | FileCheck %s
-// CHECK: error: NV_WGMMA_{{UNSUPPORTED}}: tile.masked_store in the epilogue of a wgmma kernel: the register epilogue takes elementwise ops, compares, selects,
+// CHECK: error: NV_WGMMA_{{UNSUPPORTED}}: tile.atomic_add in the epilogue of a wgmma kernel: the register epilogue takes elementwise ops, compares, selects,
 // CHECK: hint:
 func.func @row_test(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>) {
   %pm = tile.program_id 0
@@ -23,6 +23,6 @@ func.func @row_test(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf
     scf.yield %d : !tile.tile<128x128xf32>
   }
   %pos = tile.cmp gt %z, %zero : !tile.tile<128x128xf32>
-  tile.masked_store %z, %C[%m0, %n0] if %pos : !tile.tile<128x128xf32> -> memref<?x?xf32>
+  tile.atomic_add %z, %C[%m0, %n0] if %pos : !tile.tile<128x128xf32> -> memref<?x?xf32>
   func.return
 }

@@ -103,8 +103,10 @@ def declare_window_bases(e, ops) -> None:
 
 
 def _wide_store(op) -> bool:
-    """A 16-bit store of whole 32-column groups: the quad can trade words so that each lane stores 16 bytes."""
-    return op.name == "nv.wgacc_store" and C.is_half(op.value.type.element_type) and op.n.value.data % 32 == 0
+    """A 16-bit store of whole 32-column groups: the quad can trade words so that each lane stores 16 bytes
+    (not under a mask: it would write the masked elements)."""
+    return (op.name == "nv.wgacc_store" and op.mask is None and C.is_half(op.value.type.element_type)
+            and op.n.value.data % 32 == 0)
 
 
 def _quad_transpose_store(e, op, v: str, wide: str) -> None:
@@ -159,7 +161,13 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
     if op in e.fast_windows:
         at = _fast_at(e, op, "i_ - 1")
         wide = e.fast_windows[op][2]
-        if wide is not None:
+        if op.mask is not None:  # the pair when both are kept, else each kept element alone
+            m = e[op.mask]
+            pair = (f"*reinterpret_cast<tsr_u32*>({at}) = {v}[i_ >> 1];" if C.is_half(elem)
+                    else f"*reinterpret_cast<float2*>({at}) = make_float2({lo}, {hi});")
+            e.line(f"if (i_ & 1) {{ if ({m}[i_ - 1] && {m}[i_]) {pair} else {{ if ({m}[i_ - 1]) ({at})[0] = "
+                   f"({mem}){lo}; if ({m}[i_]) ({at})[1] = ({mem}){hi}; }} }}")
+        elif wide is not None:
             _quad_transpose_store(e, op, v, wide)
             e.line(f"else if (!{wide} && (i_ & 1)) *reinterpret_cast<tsr_u32*>({at}) = {v}[i_ >> 1];")
         elif C.is_half(elem):
@@ -169,12 +177,13 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
         return
     mr = _window_memref(e, op)
     row, col = _acc_coords(e, op, "i_ - 1")
+    keep0, keep1 = ("true", "true") if op.mask is None else (f"{e[op.mask]}[i_ - 1]", f"{e[op.mask]}[i_]")
     with e.block("if (i_ & 1) "):
         e.line(f"const int gr_ = {row}, gc_ = {col};")
         at = f"{mr.ptr}[gr_ * {mr.strides[0]} + gc_ * {mr.strides[1]}]"
         at1 = f"{mr.ptr}[gr_ * {mr.strides[0]} + (gc_ + 1) * {mr.strides[1]}]"
-        pair = (f"{mr.strides[1]} == 1 && ({mr.strides[0]} & 1) == 0 && gc_ + 1 < {mr.sizes[1]} && "
-                f"(reinterpret_cast<unsigned long long>({mr.ptr}) & {2 * elem_bytes(elem) - 1}) == 0")
+        pair = (f"{keep0} && {keep1} && {mr.strides[1]} == 1 && ({mr.strides[0]} & 1) == 0 && gc_ + 1 < {mr.sizes[1]} "
+                f"&& (reinterpret_cast<unsigned long long>({mr.ptr}) & {2 * elem_bytes(elem) - 1}) == 0")
         e.line(f"if (gr_ < {mr.sizes[0]}) {{")
         if C.is_half(elem):
             e.line(f"  if ({pair}) *reinterpret_cast<tsr_u32*>(&{at}) = {v}[i_ >> 1];")
@@ -182,7 +191,8 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
             e.line(f"  if ({pair}) *reinterpret_cast<float2*>(&{at}) = make_float2({lo}, {hi});")
         else:
             e.line("  if (false) {}")
-        e.line(f"  else {{ if (gc_ < {mr.sizes[1]}) {at} = ({mem}){lo}; if (gc_ + 1 < {mr.sizes[1]}) {at1} = ({mem}){hi}; }}")
+        e.line(f"  else {{ if ({keep0} && gc_ < {mr.sizes[1]}) {at} = ({mem}){lo}; "
+               f"if ({keep1} && gc_ + 1 < {mr.sizes[1]}) {at1} = ({mem}){hi}; }}")
         e.line("}")
 
 

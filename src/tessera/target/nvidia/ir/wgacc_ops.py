@@ -17,7 +17,8 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import BoolAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType, f32, f64, i1
 from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def
+from xdsl.irdl import (AttrSizedOperandSegments, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def,
+                       var_operand_def)
 
 from tessera.target.nvidia.ir.types import NvOp, check_smem_offset, expect_vec, fail, int_attr
 from tessera.ir.types import type_name
@@ -69,19 +70,24 @@ class WgaccStoreOp(NvOp):
     """Store a wgmma-accumulator-layout vector as the 64 x n window at [row, col]; past the edges is dropped.
 
     A memref of rank > 2 takes leading offsets first (`%O[%b, %h, %row, %col]`): the window lies in the last
-    two dims at fixed outer indices, and is clipped by the last two dims only.
+    two dims at fixed outer indices, and is clipped by the last two dims only. With `mask` (an i1 vector in the
+    same layout, `if %m`) the elements whose mask slot is false are not written.
     """
 
     name = "nv.wgacc_store"
     value = operand_def(VectorType)
     dest = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
+    mask = opt_operand_def(VectorType)
     n = prop_def(IntegerAttr)
-    assembly_format = "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = ("$value `,` $dest `[` $offsets `]` (`if` $mask^ `:` type($mask))? attr-dict `:` type($value) "
+                       "`,` type($dest)")
 
     def __init__(self, value: SSAValue, dest: SSAValue, row: SSAValue, col: SSAValue, n: int,
-                 outer: Sequence[SSAValue] = ()):
-        super().__init__(operands=[value, dest, [*outer, row, col]], properties={"n": int_attr(n)})
+                 outer: Sequence[SSAValue] = (), mask: SSAValue | None = None):
+        super().__init__(operands=[value, dest, [*outer, row, col], [] if mask is None else [mask]],
+                         properties={"n": int_attr(n)})
 
     @property
     def row(self) -> SSAValue:
@@ -105,6 +111,8 @@ class WgaccStoreOp(NvOp):
                        f"got {len(self.offsets)}")
         if self.value.type.element_type != self.dest.type.element_type:
             fail(self, f"value {self.value.type} and memref {self.dest.type} differ in element type")
+        if self.mask is not None:
+            expect_vec(self, "mask", self.mask.type, n // 2, i1)
 
 
 @irdl_op_definition

@@ -11,11 +11,12 @@ whole run into one loop over slots, so one slot is live at a time.
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i32
 from xdsl.ir import Operation, SSAValue
 
 from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import ops as nv
+from tessera.target.nvidia.ir import wgreg_ops as W
 from tessera.ir import tile_ops as T
 from tessera.ir.fragment_ops import FragmentStoreOp, FragmentUnpackOp
 from tessera.ir.types import TileType
@@ -60,6 +61,31 @@ class Epilogue:
             return nv.FillOp(op.value.value.data, slots)
         return nv.ConvertOp(get(op.source), slots)
 
+    def iota(self, ops: list, op: T.IotaOp) -> SSAValue:
+        """An index tile in the D layout: columns of the tile (or of a [1, BN] row) along axis 1, its rows along
+        axis 0 (this block's 0..63 plus 64 * the row block); a [1, BN] row's rows are all 0."""
+        axis, bn = op.axis.data, self.kl.bn
+        ivec = self.slots(i32)
+        if axis == 0 and tuple(op.result.type.get_shape()) == (1, bn):
+            new = nv.FillOp(0.0, ivec)
+            ops.append(new)
+            value = new.result
+        else:
+            new = W.WgaccIndexOp(axis, bn)
+            ops.append(new)
+            value = new.result
+            if axis == 0:
+                first = arith.IndexCastOp(binop(ops, arith.MuliOp, self.row_block, WG_ROWS), i32)
+                splat = nv.SplatOp(first.result, ivec)
+                add = nv.MapOp("add", value, splat.result, result_type=ivec)
+                ops += [first, splat, add]
+                value = add.result
+        if op.result.type.element_type != i32:
+            conv = nv.ConvertOp(value, self.slots(op.result.type.element_type))
+            ops.append(conv)
+            value = conv.result
+        return value
+
     def lower(self, ops: list, acc: SSAValue) -> None:
         m = self.map
         m[self.kl.loop.results[0]] = acc
@@ -89,6 +115,14 @@ class Epilogue:
                 if tuple(op.source.type.get_shape()) != (1, self.kl.bn):
                     raise refuse(op, "the wgmma epilogue broadcasts only [1, BN] rows over the tile")
                 m[op.result] = get(op.source)
+            elif isinstance(op, T.IotaOp):
+                m[op.result] = self.iota(ops, op)
+            elif isinstance(op, T.MaskedStoreOp):  # registers, never TMA: a bulk store cannot skip elements
+                if len(op.offsets) != 2 or tuple(op.value.type.get_shape()) != (self.kl.bm, self.kl.bn):
+                    raise refuse(op, f"the wgmma epilogue stores whole {self.kl.bm}x{self.kl.bn} tiles of 2-D memrefs")
+                r, c = op.offsets
+                ops.append(H.WgaccStoreOp(get(op.value), op.dest, rows(op, r, True), get(c), self.kl.bn,
+                                          mask=get(op.mask)))
             elif isinstance(op, T.ReshapeOp):  # a [BN] row as [1, BN] (w[None, :]): the same broadcast registers
                 if tuple(op.result.type.get_shape()) != (1, self.kl.bn):
                     raise refuse(op, f"the wgmma epilogue reshapes [{self.kl.bn}] rows to [1, {self.kl.bn}] only")
@@ -124,5 +158,5 @@ class Epilogue:
                 ops.append(op.clone(value_mapper=m))
             else:
                 raise refuse(op, f"{op.name} in the epilogue of a wgmma kernel: the register epilogue takes "
-                                 "elementwise ops, compares, selects, converts, splats, constants, [1, N] broadcasts, "
-                                 "loads and stores")
+                                 "elementwise ops, compares, selects, iotas, converts, splats, constants, [1, N] "
+                                 "broadcasts, loads, stores and masked stores")
