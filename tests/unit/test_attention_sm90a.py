@@ -227,7 +227,8 @@ SHIFT = 5  # query i sees keys j <= i - SHIFT: rows 0..SHIFT-1 see none
 
 
 @kernel
-def masked_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=True, MASK="shifted"):
+def masked_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=True, MASK="shifted",
+                     MASKED_STORE=False):
     """flash_attention with another mask. MASK="shifted": the diagonal moved down SHIFT rows, so the first rows
     have every key masked: their running max stays -inf through every step (the m_safe path), and O = 0,
     LSE = -inf. "later" / "later_strict": query i sees keys j >= i (j > i), the masks the other way round (ge,
@@ -263,7 +264,11 @@ def masked_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=64, BLOCK_N=64, CAUSAL=T
         acc = tl.dot(p.to(v.dtype), v, acc * rescale)
         m_i = m_new
     empty = l_i == 0.0
-    tl.store(O, [b, h, m0, 0], (acc / tl.where(empty, 1.0, l_i)).to(O.dtype))
+    out = (acc / tl.where(empty, 1.0, l_i)).to(O.dtype)
+    if MASKED_STORE:  # rows with no visible key keep O's memory (a masked store in a warp-specialised consumer)
+        tl.store(O, [b, h, m0, 0], out, mask=tl.broadcast_to(~empty, (BLOCK_M, D)))
+    else:
+        tl.store(O, [b, h, m0, 0], out)
     lse = tl.where(empty, FA.NEG_INF, m_i * FA.LN2 + tl.log(tl.where(empty, 1.0, l_i)))
     tl.store(LSE, [b, h, m0], lse.T)
 
@@ -281,6 +286,24 @@ def test_fully_masked_rows_give_zero_and_minus_infinity():
     ro = np.einsum("bhqk,bhkd->bhqd", p, v)
     assert rel_error(o[..., SHIFT:, :], ro) <= error_bound("bf16")
     assert np.abs(lse[..., SHIFT:] - rl).max() <= LSE_TOL
+
+
+def test_a_masked_o_store_keeps_the_memory_of_rows_with_no_key():
+    D, S = 64, 150
+    traced = masked_attention.trace(T(("B", "H", "S", D), "bf16"), T(("B", "H_kv", "S_k", D), "bf16"),
+                                    T(("B", "H_kv", "S_k", D), "bf16"), T(("B", "H", "S", D), "bf16"),
+                                    T(("B", "H", "S"), "f32"), tessera.scalar("f32"), BLOCK_M=128, BLOCK_N=64,
+                                    MASKED_STORE=True)
+    module = _lowered(traced)
+    assert any(op.name == "nv.wgacc_store" and op.mask is not None for op in module.walk())
+    o, lse, (q, k, v, scale) = _run(emit_cuda(module), 1, 1, 1, S, S, D, "bf16", True, seed=4)
+    assert np.all(np.isnan(o[..., :SHIFT, :].astype(np.float64)))  # untouched (filled with NaN by _run)
+    scores = np.einsum("bhqd,bhkd->bhqk", q, k) * scale
+    i, j = np.arange(S)[:, None], np.arange(S)[None, :]
+    scores = np.where(j + SHIFT <= i, scores, -np.inf)[..., SHIFT:, :]
+    rl = np.log(np.exp(scores - scores.max(-1, keepdims=True)).sum(-1)) + scores.max(-1)
+    ro = np.einsum("bhqk,bhkd->bhqd", np.exp(scores - rl[..., None]), v)
+    assert rel_error(o[..., SHIFT:, :], ro) <= error_bound("bf16")
 
 
 def _guarded_selects(module) -> int:
@@ -343,7 +366,11 @@ def earlier_blocks_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=128, BLOCK_N=128
         acc = tl.dot(p.to(v.dtype), v, acc * rescale)
         m_i = m_new
     empty = l_i == 0.0
-    tl.store(O, [b, h, m0, 0], (acc / tl.where(empty, 1.0, l_i)).to(O.dtype))
+    out = (acc / tl.where(empty, 1.0, l_i)).to(O.dtype)
+    if MASKED_STORE:  # rows with no visible key keep O's memory (a masked store in a warp-specialised consumer)
+        tl.store(O, [b, h, m0, 0], out, mask=tl.broadcast_to(~empty, (BLOCK_M, D)))
+    else:
+        tl.store(O, [b, h, m0, 0], out)
     lse = tl.where(empty, FA.NEG_INF, m_i * FA.LN2 + tl.log(tl.where(empty, 1.0, l_i)))
     tl.store(LSE, [b, h, m0], lse.T)
 

@@ -224,9 +224,11 @@ class Regs:
 
     # -- memory -----------------------------------------------------------------------
     def store(self, ops: list, op: Operation) -> None:
-        """A tile.store (or fragment_store) of a held value: D-layout windows or a transposed row vector."""
+        """A tile.store (or fragment_store) of a held value: D-layout windows or a transposed row vector; a
+        tile.masked_store of a D-layout window, element by element under its mask."""
         value = op.value
-        if self.kinds.get(value) == "rows_t" and op.offsets:
+        masked = isinstance(op, T.MaskedStoreOp)
+        if self.kinds.get(value) == "rows_t" and op.offsets and not masked:
             last = binop(ops, arith.AddiOp, self.get(op.offsets[-1]), self.row0(ops))
             ops.append(W.WgrowsStoreOp(self.get(value), op.dest, [*(self.get(v) for v in op.offsets[:-1]), last]))
             return
@@ -235,10 +237,13 @@ class Regs:
         if kind == "acc" and len(offsets) >= 2:
             *outer, row, col = offsets
             at = binop(ops, arith.AddiOp, row, self.row0(ops))
-            ops.append(H.WgaccStoreOp(self.get(value), op.dest, at, col, n, outer=outer))
+            mask = self.get(op.mask) if masked else None
+            if masked and self.kind(op, op.mask.type)[0] != "acc":
+                raise refuse(op, f"a masked store whose mask is not a {self.bm}xN tile: broadcast it first")
+            ops.append(H.WgaccStoreOp(self.get(value), op.dest, at, col, n, outer=outer, mask=mask))
             return
-        raise refuse(op, f"a store of a {kind} value: a consumer stores {self.bm}xN tiles and transposed "
-                         f"{self.bm}x1 row vectors")
+        raise refuse(op, f"a {'masked ' * masked}store of a {kind} value: a consumer stores {self.bm}xN tiles and "
+                         f"transposed {self.bm}x1 row vectors")
 
     def load(self, ops: list, op: T.LoadOp) -> None:
         """A [BM, n] tile or [1, n] row (broadcast) of a 2-D memref, read into the D layout."""
@@ -260,7 +265,7 @@ def lower_all(regs: Regs, ops: list, todo: list[Operation]) -> None:
             continue
         if isinstance(op, T.LoadOp):
             regs.load(ops, op)
-        elif isinstance(op, (T.StoreOp, FragmentStoreOp)):
+        elif isinstance(op, (T.StoreOp, T.MaskedStoreOp, FragmentStoreOp)):
             regs.store(ops, op)
         else:
             raise refuse(op, f"{op.name} in a warp-specialised consumer: it runs elementwise ops, compares, selects, "
