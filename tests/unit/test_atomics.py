@@ -83,3 +83,66 @@ def test_what_atomic_add_does_not_take_is_a_coded_error(dtype, value_of, code, w
     with pytest.raises(D.TesseraError) as err:
         _trace_add(dtype, value_of)
     assert err.value.code is code and words in str(err.value), str(err.value)
+
+
+@tessera.kernel
+def split_k_gemm(A, B, C, *, BM=128, BN=128, BK=64, SPLITS=2):
+    """C += A @ B^T with K cut into SPLITS slices, one per program along axis 2, each adding its partial product
+    with tl.atomic_add (a Triton user's split-K): on sm_90a the adds come straight from the wgmma accumulator."""
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    K = tl.dim(A, 1)
+    part = tl.cdiv(K, SPLITS * BK) * BK
+    k0 = tl.program_id(2) * part
+    acc = tl.zeros((BM, BN), tl.f32)
+    for k in tl.range(k0, tl.minimum(k0 + part, K), BK):
+        acc = tl.dot(tl.load(A, [m0, k], (BM, BK)), tl.load(B, [n0, k], (BN, BK)).T, acc)
+    tl.atomic_add(C, [m0, n0], acc)
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_90"])
+def test_split_k_by_atomic_adds_from_a_tensor_core_epilogue(arch):
+    from tessera.compiler.driver import default_pipeline
+
+    M, N, K = 200, 136, 256
+    rng = np.random.default_rng(12)
+    a, w = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((N, K)).astype(np.float16)
+    c = np.full((M, N), 0.25, np.float32)
+    traced = split_k_gemm.trace(T(("M", "K"), "f16"), T(("N", "K"), "f16"), T(("M", "N"), "f32"))
+    module, _ = lower(traced, default_pipeline(arch, stages=2), arch)
+    if arch == "sm_90a":
+        assert any(op.name == "nv.wgacc_atomic_add" for op in module.walk())
+    run_on_host(emit_cuda(module), [a, w, c], (-(-M // 128), -(-N // 128), 2))
+    want = 0.25 + a.astype(np.float64) @ w.astype(np.float64).T
+    assert np.abs(c - want).max() <= 1e-2 * np.abs(want).max()
+    usage = next(iter(resource_usage(tessera.compile(traced, arch, stages=2).cubin).values()))
+    assert usage.local_bytes == 0 and usage.stack_bytes == 0
+
+
+@tessera.kernel
+def add_product_from_c(A, B, C0, Out, *, BM=128, BN=128, BK=64):
+    """Out += C0 + A @ B^T: an accumulator that starts from a loaded tile takes warp-specialize's general loop
+    body on sm_90a, whose consumer adds the result atomically."""
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    acc = tl.load(C0, [m0, n0], (BM, BN))
+    for k in tl.range(0, tl.dim(A, 1), BK):
+        acc = tl.dot(tl.load(A, [m0, k], (BM, BK)), tl.load(B, [n0, k], (BN, BK)).T, acc)
+    tl.atomic_add(Out, [m0, n0], acc)
+
+
+def test_atomic_adds_from_the_general_warp_specialised_body():
+    from tessera.compiler.driver import default_pipeline
+
+    M, N, K = 150, 130, 128
+    rng = np.random.default_rng(13)
+    a, w = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((N, K)).astype(np.float16)
+    c0 = rng.standard_normal((M, N)).astype(np.float32)
+    out = np.full((M, N), -1.0, np.float32)
+    traced = add_product_from_c.trace(T(("M", "K"), "f16"), T(("N", "K"), "f16"), T(("M", "N"), "f32"),
+                                      T(("M", "N"), "f32"))
+    module, _ = lower(traced, default_pipeline("sm_90a", stages=2), "sm_90a")
+    assert any(op.name == "nv.wgacc_atomic_add" for op in module.walk())
+    run_on_host(emit_cuda(module), [a, w, c0, out], (2, 2))
+    want = -1.0 + c0 + a.astype(np.float64) @ w.astype(np.float64).T
+    assert np.abs(out - want).max() <= 1e-2 * np.abs(want).max()

@@ -1,8 +1,8 @@
-// The wgmma epilogue computes compares and masked stores, but an atomic add of its result is not one of its
-// stores yet: refused at that op with NV_WGMMA_UNSUPPORTED, a message that lists what the epilogue takes, and a
-// hint (never a plain store).
+// The wgmma epilogue computes compares, selects, masked stores and atomic adds slot by slot, but a running sum
+// along a row (tile.scan) crosses lanes it does not hold: refused at that op with NV_WGMMA_UNSUPPORTED, a
+// message that lists what the epilogue takes, and a hint.
 // RUN: not tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=3 store=registers}' 2>&1 | FileCheck %s
-// CHECK: error: NV_WGMMA_{{UNSUPPORTED}}: tile.atomic_add in the epilogue of a wgmma kernel: the register epilogue takes elementwise ops, compares, selects,
+// CHECK: error: NV_WGMMA_{{UNSUPPORTED}}: tile.scan in the epilogue of a wgmma kernel: the register epilogue takes elementwise ops, compares, selects,
 // CHECK: hint:
 func.func @row_test(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>) {
   %pm = tile.program_id 0
@@ -22,7 +22,7 @@ func.func @row_test(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf
     %d = tile.mma %a, %b, %acc : !tile.tile<128x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<128x128xf32>
     scf.yield %d : !tile.tile<128x128xf32>
   }
-  %pos = tile.cmp gt %z, %zero : !tile.tile<128x128xf32>
-  tile.atomic_add %z, %C[%m0, %n0] if %pos : !tile.tile<128x128xf32> -> memref<?x?xf32>
+  %cs = tile.scan sum 1 %z : !tile.tile<128x128xf32> -> !tile.tile<128x128xf32>
+  tile.store %cs, %C[%m0, %n0] : !tile.tile<128x128xf32> -> memref<?x?xf32>
   func.return
 }

@@ -7,7 +7,7 @@
 // CHECK: warp-specialize-errors.mlir:[[# @LINE + 51]]:3: error: NV_WGMMA_UNSUPPORTED{{:}} BN=40: an MN-major b tile is read in rows of 32, 64 or 128 bytes, so it must be a multiple of 16 elements wide
 // CHECK-NEXT: hint: use a multiple of 64 for BN (128-byte rows), or store B K-major
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.reduce on a 128x1 tile: the wgmma epilogue holds 128x256 tiles and 1x256 rows
-// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.transpose in the epilogue of a wgmma kernel: the register epilogue takes elementwise ops, compares, selects, iotas, converts, splats, constants, [1, N] broadcasts, loads, stores and masked stores
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.transpose in the epilogue of a wgmma kernel: the register epilogue takes elementwise ops, compares, selects, iotas, converts, splats, constants, [1, N] broadcasts, loads, stores, masked stores and atomic adds
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320: this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} the a load pads with 1.0; TMA fills out-of-bounds with 0
 // CHECK-NOT: error:

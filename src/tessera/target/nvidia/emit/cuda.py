@@ -56,13 +56,13 @@ def _kernel(module: ModuleOp, name: str | None) -> func.FuncOp:
 
 
 def _written_memrefs(kernel: func.FuncOp) -> set[SSAValue]:
-    from tessera.target.nvidia.ir.hopper_ops import WgaccStoreOp, WgaccStoreTmaOp
+    from tessera.target.nvidia.ir.hopper_ops import WgaccAtomicAddOp, WgaccStoreOp, WgaccStoreTmaOp
     from tessera.target.nvidia.ir.ops import AtomicAddGlobalOp, StFragGlobalOp, StoreGlobalOp
     from tessera.target.nvidia.ir.wgreg_ops import WgrowsStoreOp
 
     return {op.dest for op in kernel.walk()
-            if isinstance(op, (StoreGlobalOp, AtomicAddGlobalOp, StFragGlobalOp, WgaccStoreOp, WgaccStoreTmaOp,
-                               WgrowsStoreOp))}
+            if isinstance(op, (StoreGlobalOp, AtomicAddGlobalOp, StFragGlobalOp, WgaccStoreOp, WgaccAtomicAddOp,
+                               WgaccStoreTmaOp, WgrowsStoreOp))}
 
 
 def _tma_boxes(kernel: func.FuncOp) -> dict[SSAValue, tuple[tuple[int, ...], int]]:

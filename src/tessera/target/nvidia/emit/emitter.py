@@ -183,6 +183,7 @@ class Emitter:
 _HOISTABLE = ("arith.", "math.", "nv.alloc_shared", "nv.block_id", "nv.grid_dim")
 # Slot-wise ops of another slot count that may move before a run they do not depend on (no memory writes).
 _LOADS, _STORES = ("nv.load_global", "nv.wgacc_load"), ("nv.store_global", "nv.atomic_add_global", "nv.wgacc_store",
+                                                         "nv.wgacc_atomic_add",
                                                          "nv.wgacc_store_tma")
 _HOIST_SLOTWISE = ("nv.load_global", "nv.map", "nv.cmp", "nv.select", "nv.convert", "nv.splat", "nv.fill",
                    "nv.iota", "nv.slots")

@@ -28,14 +28,14 @@ def _acc_coords(e, op, i: str, broadcast: bool = False) -> tuple[str, str]:
     return row, f"{e[op.col]} + 2 * (tid & 3) + 8 * (({i}) >> 2) + (({i}) & 1)"
 
 
-WINDOWS = ("nv.wgacc_load", "nv.wgacc_store")  # bounds-checked accesses (a TMA store clips by itself)
+WINDOWS = ("nv.wgacc_load", "nv.wgacc_store", "nv.wgacc_atomic_add")  # bounds-checked (a TMA store clips by itself)
 
 
 class _Window:
     """The 2-D plane a window lies in: base pointer (outer offsets applied), sizes and strides of the last two dims."""
 
     def __init__(self, e, op):
-        mr = e.memref(op.dest if op.name == "nv.wgacc_store" else op.source, op)
+        mr = e.memref(op.source if op.name == "nv.wgacc_load" else op.dest, op)
         outer = tuple(getattr(op, "outer", ()))
         self.ptr = mr.ptr if not outer else (
             f"({mr.ptr} + " + " + ".join(f"(long long)({e[v]}) * {mr.strides[d]}" for d, v in enumerate(outer)) + ")")
@@ -49,7 +49,7 @@ def _window_memref(e, op):
 
 
 def _window_elem(op):
-    return (op.value if op.name == "nv.wgacc_store" else op.result).type.element_type
+    return (op.result if op.name == "nv.wgacc_load" else op.value).type.element_type
 
 
 def _broadcast(op) -> bool:
@@ -196,6 +196,27 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
         e.line("}")
 
 
+def slot_wgacc_atomic_add(e, op: H.WgaccAtomicAddOp) -> None:
+    """At odd slots, slots (i_-1, i_): columns c, c+1 of one row, each atomicAdd-ed where kept and inside."""
+    elem = op.value.type.element_type
+    v, mem = e[op.value], C.mem_type(elem)
+    lo, hi = C.read_bits(elem, v, "i_ - 1"), C.read_bits(elem, v, "i_")
+    keep0, keep1 = ("true", "true") if op.mask is None else (f"{e[op.mask]}[i_ - 1]", f"{e[op.mask]}[i_]")
+    if op in e.fast_windows:
+        at = _fast_at(e, op, "i_ - 1")
+        e.line(f"if (i_ & 1) {{ if ({keep0}) atomicAdd(&({at})[0], ({mem}){lo}); "
+               f"if ({keep1}) atomicAdd(&({at})[1], ({mem}){hi}); }}")
+        return
+    mr = _window_memref(e, op)
+    row, col = _acc_coords(e, op, "i_ - 1")
+    with e.block("if (i_ & 1) "):
+        e.line(f"const int gr_ = {row}, gc_ = {col};")
+        at = f"{mr.ptr}[gr_ * {mr.strides[0]} + gc_ * {mr.strides[1]}]"
+        at1 = f"{mr.ptr}[gr_ * {mr.strides[0]} + (gc_ + 1) * {mr.strides[1]}]"
+        e.line(f"if (gr_ < {mr.sizes[0]}) {{ if ({keep0} && gc_ < {mr.sizes[1]}) atomicAdd(&{at}, ({mem}){lo}); "
+               f"if ({keep1} && gc_ + 1 < {mr.sizes[1]}) atomicAdd(&{at1}, ({mem}){hi}); }}")
+
+
 def staged_store(ops):
     """The run's nv.wgacc_store_tma (its slot loop then runs box by box), or None."""
     return next((op for op in ops if op.name == "nv.wgacc_store_tma"), None)
@@ -260,4 +281,5 @@ def slot_wgacc_store_tma(e, op: H.WgaccStoreTmaOp) -> None:
 
 
 SLOTWISE = {"nv.wgacc_load": slot_wgacc_load, "nv.wgacc_store": slot_wgacc_store,
+            "nv.wgacc_atomic_add": slot_wgacc_atomic_add,
             "nv.wgacc_store_tma": slot_wgacc_store_tma}

@@ -65,16 +65,14 @@ class WgaccLoadOp(NvOp):
                      row_vector=bool(self.broadcast_rows.value.data))
 
 
-@irdl_op_definition
-class WgaccStoreOp(NvOp):
-    """Store a wgmma-accumulator-layout vector as the 64 x n window at [row, col]; past the edges is dropped.
+class _WgaccWriteOp(NvOp):
+    """Write a wgmma-accumulator-layout vector as the 64 x n window at [row, col]; past the edges nothing.
 
     A memref of rank > 2 takes leading offsets first (`%O[%b, %h, %row, %col]`): the window lies in the last
     two dims at fixed outer indices, and is clipped by the last two dims only. With `mask` (an i1 vector in the
     same layout, `if %m`) the elements whose mask slot is false are not written.
     """
 
-    name = "nv.wgacc_store"
     value = operand_def(VectorType)
     dest = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
@@ -113,6 +111,25 @@ class WgaccStoreOp(NvOp):
             fail(self, f"value {self.value.type} and memref {self.dest.type} differ in element type")
         if self.mask is not None:
             expect_vec(self, "mask", self.mask.type, n // 2, i1)
+
+
+@irdl_op_definition
+class WgaccStoreOp(_WgaccWriteOp):
+    """Store the window (see _WgaccWriteOp)."""
+
+    name = "nv.wgacc_store"
+
+
+@irdl_op_definition
+class WgaccAtomicAddOp(_WgaccWriteOp):
+    """atomicAdd the window into memory element by element (see _WgaccWriteOp): f32, f64 or i32."""
+
+    name = "nv.wgacc_atomic_add"
+
+    def verify_(self) -> None:
+        super().verify_()
+        if type_name(self.dest.type.element_type) not in ("f32", "f64", "i32"):
+            fail(self, f"atomicAdd takes f32, f64 or i32, not {type_name(self.dest.type.element_type)}")
 
 
 @irdl_op_definition

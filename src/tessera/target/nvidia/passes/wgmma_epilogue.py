@@ -117,12 +117,13 @@ class Epilogue:
                 m[op.result] = get(op.source)
             elif isinstance(op, T.IotaOp):
                 m[op.result] = self.iota(ops, op)
-            elif isinstance(op, T.MaskedStoreOp):  # registers, never TMA: a bulk store cannot skip elements
+            elif isinstance(op, (T.MaskedStoreOp, T.AtomicAddOp)):  # registers, never TMA: element by element
                 if len(op.offsets) != 2 or tuple(op.value.type.get_shape()) != (self.kl.bm, self.kl.bn):
                     raise refuse(op, f"the wgmma epilogue stores whole {self.kl.bm}x{self.kl.bn} tiles of 2-D memrefs")
                 r, c = op.offsets
-                ops.append(H.WgaccStoreOp(get(op.value), op.dest, rows(op, r, True), get(c), self.kl.bn,
-                                          mask=get(op.mask)))
+                write = H.WgaccStoreOp if isinstance(op, T.MaskedStoreOp) else H.WgaccAtomicAddOp
+                ops.append(write(get(op.value), op.dest, rows(op, r, True), get(c), self.kl.bn,
+                                 mask=None if op.mask is None else get(op.mask)))
             elif isinstance(op, T.ReshapeOp):  # a [BN] row as [1, BN] (w[None, :]): the same broadcast registers
                 if tuple(op.result.type.get_shape()) != (1, self.kl.bn):
                     raise refuse(op, f"the wgmma epilogue reshapes [{self.kl.bn}] rows to [1, {self.kl.bn}] only")
@@ -159,4 +160,4 @@ class Epilogue:
             else:
                 raise refuse(op, f"{op.name} in the epilogue of a wgmma kernel: the register epilogue takes "
                                  "elementwise ops, compares, selects, iotas, converts, splats, constants, [1, N] "
-                                 "broadcasts, loads, stores and masked stores")
+                                 "broadcasts, loads, stores, masked stores and atomic adds")

@@ -225,9 +225,9 @@ class Regs:
     # -- memory -----------------------------------------------------------------------
     def store(self, ops: list, op: Operation) -> None:
         """A tile.store (or fragment_store) of a held value: D-layout windows or a transposed row vector; a
-        tile.masked_store of a D-layout window, element by element under its mask."""
+        tile.masked_store or tile.atomic_add of a D-layout window, element by element (under its mask)."""
         value = op.value
-        masked = isinstance(op, T.MaskedStoreOp)
+        masked = isinstance(op, (T.MaskedStoreOp, T.AtomicAddOp))
         if self.kinds.get(value) == "rows_t" and op.offsets and not masked:
             last = binop(ops, arith.AddiOp, self.get(op.offsets[-1]), self.row0(ops))
             ops.append(W.WgrowsStoreOp(self.get(value), op.dest, [*(self.get(v) for v in op.offsets[:-1]), last]))
@@ -237,10 +237,11 @@ class Regs:
         if kind == "acc" and len(offsets) >= 2:
             *outer, row, col = offsets
             at = binop(ops, arith.AddiOp, row, self.row0(ops))
-            mask = self.get(op.mask) if masked else None
-            if masked and self.kind(op, op.mask.type)[0] != "acc":
+            mask = self.get(op.mask) if masked and op.mask is not None else None
+            if mask is not None and self.kind(op, op.mask.type)[0] != "acc":
                 raise refuse(op, f"a masked store whose mask is not a {self.bm}xN tile: broadcast it first")
-            ops.append(H.WgaccStoreOp(self.get(value), op.dest, at, col, n, outer=outer, mask=mask))
+            write = H.WgaccAtomicAddOp if isinstance(op, T.AtomicAddOp) else H.WgaccStoreOp
+            ops.append(write(self.get(value), op.dest, at, col, n, outer=outer, mask=mask))
             return
         raise refuse(op, f"a {'masked ' * masked}store of a {kind} value: a consumer stores {self.bm}xN tiles and "
                          f"transposed {self.bm}x1 row vectors")
@@ -265,7 +266,7 @@ def lower_all(regs: Regs, ops: list, todo: list[Operation]) -> None:
             continue
         if isinstance(op, T.LoadOp):
             regs.load(ops, op)
-        elif isinstance(op, (T.StoreOp, T.MaskedStoreOp, FragmentStoreOp)):
+        elif isinstance(op, (T.StoreOp, T.MaskedStoreOp, T.AtomicAddOp, FragmentStoreOp)):
             regs.store(ops, op)
         else:
             raise refuse(op, f"{op.name} in a warp-specialised consumer: it runs elementwise ops, compares, selects, "
