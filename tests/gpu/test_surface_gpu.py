@@ -91,3 +91,37 @@ def test_a_rank_one_bias_in_the_sm90a_wgmma_epilogue():
     ck.launch((tessera.cdiv(M, 128), tessera.cdiv(N, 128)), [a, w, bias, c], sync=True)
     want = _np(a) @ _np(w).T + _np(bias)[None, :]
     assert np.abs(_np(c) - want).max() <= 2e-2 * np.abs(want).max()
+
+
+def _sm90a(kernel, specs, grid, args):
+    from tessera.compiler.driver import device_arch
+
+    if device_arch(0) != "sm_90":
+        pytest.skip("the sm_90a kernel needs an sm_90 device")
+    tessera.compile(kernel.trace(*specs), "sm_90a", stages=2).launch(grid, args, sync=True)
+
+
+def test_a_triton_style_masked_epilogue_on_sm90a():
+    from test_masks import SENTINEL as S, triton_style_epilogue
+
+    T = tessera.tensor
+    M, N, K = 1000, 712, 256
+    a, w = torch.randn(M, K, device="cuda").half(), torch.randn(N, K, device="cuda").half()
+    c = torch.full((M, N), S, device="cuda")
+    _sm90a(triton_style_epilogue, (T(("M", "K"), "f16"), T(("N", "K"), "f16"), T(("M", "N"), "f32")),
+           (tessera.cdiv(M, 128), tessera.cdiv(N, 128)), [a, w, c])
+    z = _np(a) @ _np(w).T
+    assert np.abs(_np(c) - np.where(z > 0, z, S)).max() <= 2e-2 * np.abs(z).max()
+
+
+def test_split_k_by_atomic_adds_on_sm90a():
+    from test_atomics import split_k_gemm
+
+    T = tessera.tensor
+    M, N, K = 1000, 712, 1024
+    a, w = torch.randn(M, K, device="cuda").half(), torch.randn(N, K, device="cuda").half()
+    c = torch.full((M, N), 0.25, device="cuda")
+    _sm90a(split_k_gemm, (T(("M", "K"), "f16"), T(("N", "K"), "f16"), T(("M", "N"), "f32")),
+           (tessera.cdiv(M, 128), tessera.cdiv(N, 128), 2), [a, w, c])
+    want = 0.25 + _np(a) @ _np(w).T
+    assert np.abs(_np(c) - want).max() <= 1e-2 * np.abs(want).max()
