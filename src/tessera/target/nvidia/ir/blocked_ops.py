@@ -166,24 +166,32 @@ class LoadSharedOp(_BlockedOp):
 REDUCE_KINDS = ("sum", "max", "min")
 
 
-@irdl_op_definition
-class ReduceSharedOp(_BlockedOp):
-    """Blocked result element i = reduction `kind` over the shared tile's `axis` at i (axis kept as size 1)."""
+class _AlongAxisOp(_BlockedOp):
+    """Base of ops that read a shared tile along `axis` with a `kind` and give a blocked result (reduce, scan)."""
 
-    name = "nv.reduce_shared"
-    SMEM: ClassVar[str] = "read"
     source = operand_def(SmemType)
     kind = prop_def(StringAttr)
     axis = prop_def(IntegerAttr)
     result = result_def(VectorType)
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+    KEEPS_AXIS: ClassVar[bool] = True  # the result's shape keeps the axis (scan) or makes it size 1 (reduce)
 
     def __init__(self, source: SSAValue, result_type: VectorType, threads: int, kind: str, axis: int):
         shape = list(source.type.get_shape())
-        shape[axis] = 1
+        if not self.KEEPS_AXIS:
+            shape[axis] = 1
         super().__init__(operands=[source], result_types=[result_type],
                          properties=self.blocked_props(shape, threads, kind=StringAttr(kind),
                                                        axis=IntegerAttr(axis, i64)))
+
+
+@irdl_op_definition
+class ReduceSharedOp(_AlongAxisOp):
+    """Blocked result element i = reduction `kind` over the shared tile's `axis` at i (axis kept as size 1)."""
+
+    name = "nv.reduce_shared"
+    SMEM: ClassVar[str] = "read"
+    KEEPS_AXIS: ClassVar[bool] = False
 
     def verify_(self) -> None:
         self.check_blocked(self.result, "result", self.source.type.element_type)
@@ -195,22 +203,12 @@ class ReduceSharedOp(_BlockedOp):
 
 
 @irdl_op_definition
-class ScanSharedOp(_BlockedOp):
+class ScanSharedOp(_AlongAxisOp):
     """The inclusive prefix sum of the shared tile along `axis`, computed in place (Hillis-Steele: log2 of the
     axis length steps, each a read of the element `d` back, a CTA barrier and a write), then read back blocked."""
 
     name = "nv.scan_shared"
     SMEM: ClassVar[str] = "write"
-    source = operand_def(SmemType)
-    kind = prop_def(StringAttr)
-    axis = prop_def(IntegerAttr)
-    result = result_def(VectorType)
-    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
-
-    def __init__(self, source: SSAValue, result_type: VectorType, threads: int, kind: str, axis: int):
-        super().__init__(operands=[source], result_types=[result_type],
-                         properties=self.blocked_props(source.type.get_shape(), threads, kind=StringAttr(kind),
-                                                       axis=IntegerAttr(axis, i64)))
 
     def verify_(self) -> None:
         self.check_blocked(self.result, "result", self.source.type.element_type)
