@@ -366,11 +366,7 @@ def earlier_blocks_attention(Q, K, V, O, LSE, scale, *, BLOCK_M=128, BLOCK_N=128
         acc = tl.dot(p.to(v.dtype), v, acc * rescale)
         m_i = m_new
     empty = l_i == 0.0
-    out = (acc / tl.where(empty, 1.0, l_i)).to(O.dtype)
-    if MASKED_STORE:  # rows with no visible key keep O's memory (a masked store in a warp-specialised consumer)
-        tl.store(O, [b, h, m0, 0], out, mask=tl.broadcast_to(~empty, (BLOCK_M, D)))
-    else:
-        tl.store(O, [b, h, m0, 0], out)
+    tl.store(O, [b, h, m0, 0], (acc / tl.where(empty, 1.0, l_i)).to(O.dtype))
     lse = tl.where(empty, FA.NEG_INF, m_i * FA.LN2 + tl.log(tl.where(empty, 1.0, l_i)))
     tl.store(LSE, [b, h, m0], lse.T)
 

@@ -259,7 +259,7 @@ class _Gen:
             (f"{a}[0]", refused(D.DSL_UNSUPPORTED)),
             (f"tl.sum({a}, s)", refused(D.DSL_AXIS_INVALID)),
             ("tl.load(X, [m0], (BM, BN))", refused(D.DSL_OFFSETS_INVALID)),
-            (f"tl.where({a} > 0.5, 1.0, 0.0)", refused(D.DSL_OPERAND_INVALID, D.DSL_DTYPE_MISMATCH)),
+            (f"tl.where(1.0, {a}, {a})", refused(D.DSL_OPERAND_INVALID, D.DSL_DTYPE_MISMATCH)),  # not a mask
             (f"{a} @ {a}", refused(D.DSL_UNSUPPORTED)),
             ("tl.program_id(3)", refused(D.DSL_AXIS_INVALID)),
             (f"tl.load({a}, [m0, n0], (BM, BN))", refused(D.DSL_OPERAND_INVALID)),
