@@ -30,7 +30,7 @@ from tessera.ir import diagnostics as D
 from tessera.ir.syntax import (AccessSyntax, parse_arrow_type, parse_index_list, parse_operand, parse_operands,
                                print_arrow_type, print_index_list, print_operands)
 from tessera.ir.tile_checks import check_memref_access, check_offsets, expect_tile, fail
-from tessera.ir.types import TileType
+from tessera.ir.types import TileType, type_name
 
 index = IndexType()
 
@@ -113,6 +113,15 @@ class StoreOp(AccessSyntax):
         check_memref_access(self, self.dest.type, len(self.offsets), t)
 
 
+def _check_mask(op, mask: SSAValue, value_t: TileType, what: str) -> None:
+    """A write's mask: an i1 register tile of the shape of the value written (`what` names it)."""
+    m = expect_tile(op, "mask", mask.type, "reg")
+    if m.element_type != i1:
+        fail(op, D.TILE_ELEMENT_TYPE_INVALID, f"{op.name}: the mask {m} must be an i1 tile")
+    if m.get_shape() != value_t.get_shape():
+        fail(op, D.TILE_SHAPE_MISMATCH, f"{op.name}: the mask {m} and the {what} {value_t} differ in shape")
+
+
 def _parse_write(parser: Parser, mask_required: bool):
     """`%v, %M[%i, %j] [if %m] : A -> memref` (the masked store's and the atomic add's form): value, dest, offsets,
     mask (None when absent)."""
@@ -152,12 +161,7 @@ class MaskedStoreOp(IRDLOperation):
 
     def verify_(self) -> None:
         t = expect_tile(self, "stored value", self.value.type, "reg")
-        m = expect_tile(self, "mask", self.mask.type, "reg")
-        if m.element_type != i1:
-            fail(self, D.TILE_ELEMENT_TYPE_INVALID, f"tile.masked_store: the mask {m} must be an i1 tile")
-        if m.get_shape() != t.get_shape():
-            fail(self, D.TILE_SHAPE_MISMATCH, f"tile.masked_store: the mask {m} and the stored value {t} differ in "
-                                              "shape")
+        _check_mask(self, self.mask, t, "stored value")
         check_offsets(self, self.offsets)
         check_memref_access(self, self.dest.type, len(self.offsets), t)
 
@@ -190,16 +194,11 @@ class AtomicAddOp(IRDLOperation):
         super().__init__(operands=[value, dest, list(offsets), [] if mask is None else [mask]])
 
     def verify_(self) -> None:
-        from tessera.ir.types import type_name
-
         t = expect_tile(self, "added value", self.value.type, "reg")
         if type_name(t.element_type) not in ATOMIC_TYPES:
             fail(self, D.TILE_ELEMENT_TYPE_INVALID, f"tile.atomic_add adds {', '.join(ATOMIC_TYPES)} tiles, not {t}")
         if self.mask is not None:
-            m = expect_tile(self, "mask", self.mask.type, "reg")
-            if m.element_type != i1 or m.get_shape() != t.get_shape():
-                fail(self, D.TILE_SHAPE_MISMATCH, f"tile.atomic_add: the mask {m} must be an i1 tile of the added "
-                                                  f"value's shape {list(t.get_shape())}")
+            _check_mask(self, self.mask, t, "added value")
         check_offsets(self, self.offsets)
         check_memref_access(self, self.dest.type, len(self.offsets), t)
 

@@ -15,8 +15,7 @@ from tessera.ops.configs import gemm_config
 OPERAND_DTYPES = ("bf16", "f16", "f32")
 EPILOGUE_DTYPES = ("bf16", "f16", "f32")
 GRID_Y_LIMIT = 65535
-_ACTIVATIONS = {None: "none", "none": "none", "relu": "relu", "gelu": "gelu", "silu": "silu",
-                "relu_grad": "relu_grad", "gelu_grad": "gelu_grad", "silu_grad": "silu_grad"}
+_ACTIVATIONS = {None: "none", **{a: a for a in G.ACTIVATIONS + G.GRADS}}
 
 
 def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, residual=None, trans_a=False,

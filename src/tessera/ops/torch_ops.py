@@ -35,10 +35,11 @@ from tessera.ir import diagnostics as D
 from tessera.ops._attention import attention as _attention
 from tessera.ops._attention import linear_attention as _linear_attention
 from tessera.ops._common import OpsError
+from tessera.kernels import gemm as G
 from tessera.ops._gemm import gemm as _gemm
 
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
-GRADS = ("relu_grad", "gelu_grad", "silu_grad")  # residual * act'(z): what the backward of a fused activation runs
+GRADS = G.GRADS  # residual * act'(z): what the backward of a fused activation runs
 
 
 # --- between torch CPU tensors and the reference lane's numpy arrays --------------------------------------------

@@ -21,6 +21,7 @@ from xdsl.irdl import AttrSizedOperandSegments, BaseAttr, VarConstraint, irdl_op
 from xdsl.traits import Pure
 
 from tessera.target.nvidia.ir.types import NvOp, SmemType, blocked_len, expect_vec, fail, i64s, ints, vec
+from tessera.ir.tile_memory_ops import ATOMIC_TYPES
 from tessera.ir.types import is_float, is_int, type_name
 
 
@@ -112,7 +113,7 @@ class AtomicAddGlobalOp(_GlobalWriteOp):
 
     def verify_(self) -> None:
         super().verify_()
-        if type_name(self.dest.type.element_type) not in ("f32", "f64", "i32"):
+        if type_name(self.dest.type.element_type) not in ATOMIC_TYPES:
             fail(self, f"atomicAdd takes f32, f64 or i32, not {type_name(self.dest.type.element_type)}")
 
 

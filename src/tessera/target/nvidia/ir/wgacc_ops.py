@@ -21,6 +21,7 @@ from xdsl.irdl import (AttrSizedOperandSegments, irdl_op_definition, operand_def
                        var_operand_def)
 
 from tessera.target.nvidia.ir.types import NvOp, check_smem_offset, expect_vec, fail, int_attr
+from tessera.ir.tile_memory_ops import ATOMIC_TYPES
 from tessera.ir.types import type_name
 
 
@@ -128,7 +129,7 @@ class WgaccAtomicAddOp(_WgaccWriteOp):
 
     def verify_(self) -> None:
         super().verify_()
-        if type_name(self.dest.type.element_type) not in ("f32", "f64", "i32"):
+        if type_name(self.dest.type.element_type) not in ATOMIC_TYPES:
             fail(self, f"atomicAdd takes f32, f64 or i32, not {type_name(self.dest.type.element_type)}")
 
 

@@ -11,7 +11,7 @@ whole run into one loop over slots, so one slot is live at a time.
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, i32
+from xdsl.dialects.builtin import i32
 from xdsl.ir import Operation, SSAValue
 
 from tessera.target.nvidia.ir import hopper_ops as H
@@ -20,7 +20,7 @@ from tessera.target.nvidia.ir import wgreg_ops as W
 from tessera.ir import tile_ops as T
 from tessera.ir.fragment_ops import FragmentStoreOp, FragmentUnpackOp
 from tessera.ir.types import TileType
-from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, KLoop, binop, is_scalar, refuse
+from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, KLoop, binop, index_const, is_scalar, refuse
 
 
 class Epilogue:
@@ -129,9 +129,7 @@ class Epilogue:
                     raise refuse(op, f"the wgmma epilogue reshapes [{self.kl.bn}] rows to [1, {self.kl.bn}] only")
                 m[op.result] = get(op.source)
             elif isinstance(op, T.LoadOp) and len(op.offsets) == 1:  # a rank-1 row (a bias vector)
-                zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
-                ops.append(zero)
-                new = H.WgaccLoadOp(op.source, zero.result, get(op.offsets[0]), self.kl.bn, broadcast_rows=True,
+                new = H.WgaccLoadOp(op.source, index_const(ops, 0), get(op.offsets[0]), self.kl.bn, broadcast_rows=True,
                                     pad=op.padding.value.data)
                 ops.append(new)
                 m[op.result] = new.result

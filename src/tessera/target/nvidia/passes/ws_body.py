@@ -313,8 +313,11 @@ class BodyBuilder(Builder):
         if not self.scheduler:
             return
         at = [i for i, op in enumerate(ops) if isinstance(op, (H.WgmmaOp, W.WgmmaRsOp))]
+        if not at:
+            return
         mine, after = self.turn_ids
-        for first, last in reversed([(i, i) for i in at] if each else [(at[0], at[-1])] if at else []):
+        spans = [(i, i) for i in at] if each else [(at[0], at[-1])]
+        for first, last in reversed(spans):  # from the back, so the indices ahead stay valid
             ops.insert(last + 1, H.NamedBarrierOp(after, 256, "arrive"))
             ops.insert(first, H.NamedBarrierOp(mine, 256, "sync"))
 
