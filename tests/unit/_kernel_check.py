@@ -190,3 +190,22 @@ def misplace_a_definition(text: str) -> str:
     moved = lines.pop(next(n for n, line in enumerate(lines) if "= arith.constant" in line))
     lines.insert(max(n for n, line in enumerate(lines) if line.strip().startswith("func.return")), moved)
     return "\n".join(lines)
+
+
+def run_on(where: str, traced, grid, args):
+    """Run a traced kernel on the reference interpreter (`where` "reference") or, lowered and emitted for `arch`
+    with the default launch shape, on the host emulator (`where` "emulator-<arch>"); returns the lowered module
+    (None for the reference)."""
+    from tessera.compiler.driver import lower
+    from tessera.compiler.launch_shape import LaunchShape
+    from tessera.reference import run as run_reference
+    from tessera.runtime.host_emulator import run_on_host
+    from tessera.target.nvidia.emit.cuda import emit_cuda
+
+    if where == "reference":
+        run_reference(traced, grid, args)
+        return None
+    arch = where.split("-", 1)[1]
+    module, _ = lower(traced, LaunchShape().pipeline(arch), arch)
+    run_on_host(emit_cuda(module), args, grid)
+    return module

@@ -15,12 +15,12 @@ import pytest
 import tessera
 from tessera import tl
 from tessera.compiler.driver import lower
-from tessera.compiler.launch_shape import LaunchShape
 from tessera.ir import diagnostics as D
-from tessera.reference import run as run_reference
 from tessera.runtime.host_emulator import run_on_host
 from tessera.target.nvidia.emit.cuda import emit_cuda
 from tessera.target.nvidia.toolchain.sass import count_instructions, disassemble, resource_usage
+
+from _kernel_check import run_on  # noqa: E402
 
 T = tessera.tensor
 
@@ -47,12 +47,7 @@ def test_every_program_adds_into_one_row(where):
     s = np.full((1, 64), 0.5, np.float32)  # adds on top of what is there
     p = np.full((1, 64), 3, np.int32)
     grid = (-(-M // 4),)
-    if where == "reference":
-        run_reference(_traced(), grid, [x, s, p])
-    else:
-        arch = where.split("-")[1]
-        module, _ = lower(_traced(), LaunchShape().pipeline(arch), arch)
-        run_on_host(emit_cuda(module), [x, s, p], grid)
+    run_on(where, _traced(), grid, [x, s, p])
     np.testing.assert_allclose(s[0], 0.5 + x.astype(np.float64).sum(0), rtol=1e-5, atol=1e-4)
     np.testing.assert_array_equal(p[0], 3 + (x > 0).sum(0))
 

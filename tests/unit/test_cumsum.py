@@ -13,13 +13,10 @@ import pytest
 
 import tessera
 from tessera import tl
-from tessera.compiler.driver import lower
-from tessera.compiler.launch_shape import LaunchShape
 from tessera.ir import diagnostics as D
-from tessera.reference import run as run_reference
-from tessera.runtime.host_emulator import run_on_host
-from tessera.target.nvidia.emit.cuda import emit_cuda
 from tessera.target.nvidia.toolchain.sass import resource_usage
+
+from _kernel_check import run_on  # noqa: E402
 
 T = tessera.tensor
 
@@ -57,13 +54,9 @@ def test_running_sums(where):
     y = np.full((M, 256), np.nan, np.float32)
     c = np.full((M, 256), -1, np.int32)
     grid = (-(-M // 4),)
-    if where == "reference":
-        run_reference(_traced(), grid, [x, y, c])
-    else:
-        arch = where.split("-")[1]
-        module, _ = lower(_traced(), LaunchShape().pipeline(arch), arch)
+    module = run_on(where, _traced(), grid, [x, y, c])
+    if module is not None:
         assert sum(op.name == "nv.scan_shared" for op in module.walk()) == 2
-        run_on_host(emit_cuda(module), [x, y, c], grid)
     _check(x, y, c)
 
 

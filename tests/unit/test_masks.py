@@ -16,12 +16,12 @@ import pytest
 import tessera
 from tessera import tl
 from tessera.compiler.driver import lower
-from tessera.compiler.launch_shape import LaunchShape
 from tessera.ir import diagnostics as D
-from tessera.reference import run as run_reference
 from tessera.runtime.host_emulator import run_on_host
 from tessera.target.nvidia.emit.cuda import emit_cuda
 from tessera.target.nvidia.toolchain.sass import resource_usage
+
+from _kernel_check import run_on  # noqa: E402
 
 T = tessera.tensor
 SENTINEL = -7.0
@@ -56,13 +56,9 @@ def test_a_masked_store_leaves_memory_under_false_elements_alone(where):
     y = np.full((M, 64), SENTINEL, np.float32)
     z = np.full((M, 64), np.nan, np.float32)
     grid = (-(-M // 4),)
-    if where == "reference":
-        run_reference(_traced(), grid, [x, y, z])
-    else:
-        arch = where.split("-")[1]
-        module, _ = lower(_traced(), LaunchShape().pipeline(arch), arch)
+    module = run_on(where, _traced(), grid, [x, y, z])
+    if module is not None:
         assert any(op.name == "nv.store_global" and op.mask is not None for op in module.walk())
-        run_on_host(emit_cuda(module), [x, y, z], grid)
     _check(x, y, z)
 
 
