@@ -345,3 +345,68 @@ def test_a_tune_or_pin_after_warm_calls_makes_the_next_call_choose_again(stubbed
         assert len(_warm._warm) == 1
         change()
         assert _warm.warm_get(next(iter(_warm._warm), None)) is None and not _warm._warm
+
+
+# --- replays: a warm call repeating an earlier call's addresses, scalars and stream ----------------------------
+
+
+def test_replayed_attention_calls_pack_what_the_full_path_packs_for_each_call(attn):
+    """Two sets of arrays and two scales, interleaved: each call whose (addresses, scale) came before replays its
+    prepared launch, and every launch's parameter block is the one the full path packs for that call (a stale
+    block from the other set would be the bug)."""
+    launches, full = attn
+    h0, names, outs = attn_args("attention", 0)
+    sets = [{n: FakeDeviceArray(x) for n, x in h.items()} for h in (h0, attn_args("attention", 10)[0])]
+
+    def go(i, scale):
+        dev = sets[i]
+        ops.attention(*(dev[n] for n in names), **{n: dev[n] for n in outs}, scale=scale)
+
+    order = [(0, 0.25), (1, 0.25), (0, 0.5), (0, 0.25), (1, 0.25), (1, 0.5), (0, 0.25), (0, 0.25)]
+    for i, s in order:
+        go(i, s)
+    assert full == ["attention"] and len(launches) == len(order)
+    (call,) = _warm._warm.values()
+    assert len(call.replays) == 4  # one per distinct (set, scale)
+    replayed = ops.last_run()
+    got = launches[:]
+    for i, s in order:  # the same calls, each down the full path
+        _warm._warm.clear()
+        go(i, s)
+    assert launches[len(order):] == got and ops.last_run() == replayed
+    assert len({block for _, block in got}) == 4
+
+
+def test_a_replayed_gemm_still_copies_c_into_out_first(stubbed):
+    """c given and out another buffer: every call, replayed or not, copies c into out before the launch."""
+    a, b = FakeDeviceArray(f16((M, K), 1)), FakeDeviceArray(f16((K, N), 2))
+    c_host, out_host = np.ones((M, N), np.float32), np.zeros((M, N), np.float32)
+    c, out = FakeDeviceArray(c_host), FakeDeviceArray(out_host)
+    for n in range(4):
+        out_host[...] = 5
+        c_host[...] = n
+        ops.gemm(a, b, c, beta=1.0, out=out)
+        assert (out_host == n).all()
+    (call,) = _warm._warm.values()
+    assert call.copy_c and len(call.replays) == 1 and len({block for _, block in stubbed}) == 1
+
+
+def test_replays_are_per_stream(attn):
+    """The stream is part of a replay's key: each call launches on its own stream, replayed or not."""
+    h, names, outs = attn_args("attention")
+    dev = {n: FakeDeviceArray(x) for n, x in h.items()}
+
+    def go(stream):
+        ops.attention(*(dev[n] for n in names), **{n: dev[n] for n in outs}, stream=stream)
+
+    go(None)
+    (plan,) = [p for p in _common._plans.values() if p.op == "attention"]
+    loaded = plan.compiled._loaded[(0, None)]
+    seen, stub = [], loaded._launch_kernel
+    loaded._launch_kernel = lambda func, *rest: seen.append(int(rest[7])) or stub(func, *rest)
+    order = (7, 7, None, 9, 7, 9, None)
+    for stream in order:
+        go(stream)
+    assert seen == [s or 0 for s in order]
+    (call,) = _warm._warm.values()
+    assert len(call.replays) == 3

@@ -197,6 +197,21 @@ class CompiledKernel:
                 self._derived.scratch.drop()
             raise
 
+    def prepare(self, grid, values, stream=None, *, device: int = 0):
+        """A function of no arguments that repeats `launch_values(grid, values, stream, device=device)` with
+        every check, tensor map and conversion done once, now; None where that cannot hold (the host emulator,
+        split-K scratch that an error may replace, arguments the launch converts). Launches nothing itself."""
+        if testing.backend() is not None or self._derived.scratch_params:
+            return None
+        loaded = self._loaded.get((device, None))
+        if loaded is None:
+            loaded = self.loaded(device)
+        if self._derived.active:
+            grid, values = self._derived.complete(grid, values, device, False, False, stream)
+        if any(v is None for v in values):
+            return None  # a map left for the binder (an array it converts first)
+        return loaded.prepare(grid, self.block, self.smem_bytes, values, stream)
+
     def launch_grid(self, grid, device: int = 0) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(physical grid, logical grid) of a launch over `grid`: a persistent kernel gets min(CTAs, SMs) CTAs."""
         return self._derived.launch_grid(grid, device)

@@ -7,7 +7,7 @@ from tessera.compiler import arrays
 from tessera.compiler.driver import compile_cached, device_arch
 from tessera.ir import diagnostics as D
 from tessera.kernels import gemm as G
-from tessera.ops._common import Checker, Plan, memref, plan_for, reset, start
+from tessera.ops._common import Checker, Plan, memref, plan_for, start
 from tessera.ops._warm import REALS, WarmCall, probe_all, warm_get, warm_put
 from tessera.ops import _hopper as H
 from tessera.ops.configs import gemm_config
@@ -165,13 +165,9 @@ def _warm_run(call: WarmCall, addresses: list, a, c, out, alpha, beta, stream):
         if found is None:
             return None
         addresses[5] = found[1]
-    values = call.bind(addresses, (alpha, beta))
-    if values is None:
+    before = (lambda: arrays.copy_into(result, c)) if call.copy_c else None
+    if not call.run(addresses, (alpha, beta), stream, before):
         return None
-    reset()
-    if call.copy_c:
-        arrays.copy_into(result, c)
-    call.launch(values, stream)
     return result
 
 

@@ -145,6 +145,7 @@ class LoadedKernel:
         # exact Python types of a warm call that needs no conversion: int for pointers and integers
         self._plain_types = tuple(PLAIN_TYPES.get(p.kind, int) for p in params)
         self._configs: dict = {}
+        self._packed = None  # the tuple of values the slots hold, when a launch packed a tuple
         self._dynamic_smem_limit = DEFAULT_DYNAMIC_SMEM
         self._lock = threading.Lock()
         self._result = LaunchResult("cuda", artifact.sha256, name, artifact.arch, False)
@@ -164,16 +165,7 @@ class LoadedKernel:
             cfg = self._configs[(grid, block, shared_mem)]
         except (KeyError, TypeError):
             cfg = self._config(grid, block, shared_mem)
-        if stream is None:
-            handle = self._null_stream
-        elif stream.__class__ is int:  # a raw handle (the ops' warm path): its CUstream wrapper is made once
-            handle = self._streams.get(stream)
-            if handle is None:
-                if len(self._streams) >= 64:
-                    self._streams.clear()
-                handle = self._streams[stream] = _stream_handle(self._driver, stream, self.name)
-        else:
-            handle = _stream_handle(self._driver, stream, self.name)
+        handle = self._handle(stream)
         if tuple(map(type, args)) != self._plain_types:  # arrays, numpy scalars, ints for floats: convert
             bound = self._binder.bind(args)
             if bound.host:
@@ -186,11 +178,47 @@ class LoadedKernel:
             return self._result_synced
         return self._result
 
+    def prepare(self, grid, block, shared_mem: int, args, stream):
+        """A function of no arguments that launches like `launch(grid, block, shared_mem, args, stream)` and
+        returns its LaunchResult, with every check and conversion done now; None where one is left for the
+        launch itself (arguments to convert or stage). The ops' warm path keeps it for a repeated call."""
+        args = tuple(args)
+        if tuple(map(type, args)) != self._plain_types:
+            return None
+        try:
+            cfg = self._configs[(grid, block, shared_mem)]
+        except (KeyError, TypeError):
+            cfg = self._config(grid, block, shared_mem)
+        handle = self._handle(stream)
+        enqueue, result = self._enqueue, self._result
+
+        def fire():
+            enqueue(cfg, args, handle)
+            return result
+        return fire
+
+    def _handle(self, stream):
+        """The CUstream of `stream` (None: the legacy default stream)."""
+        if stream is None:
+            return self._null_stream
+        if stream.__class__ is int:  # a raw handle (the ops' warm path): its CUstream wrapper is made once
+            handle = self._streams.get(stream)
+            if handle is None:
+                if len(self._streams) >= 64:
+                    self._streams.clear()
+                handle = self._streams[stream] = _stream_handle(self._driver, stream, self.name)
+            return handle
+        return _stream_handle(self._driver, stream, self.name)
+
     def _enqueue(self, cfg, values, handle) -> None:
         lock = self._lock
         lock.acquire()
         try:
-            self._pack_into(self._slots, 0, *values)
+            if values is not self._packed:  # a prepared launch repeated: its values are in the slots already
+                self._packed = None
+                self._pack_into(self._slots, 0, *values)
+                if values.__class__ is tuple:
+                    self._packed = values
             (err,) = self._launch_kernel(self._func, *cfg, handle, self._params_addr, 0)
         except (struct.error, OverflowError):  # an int or float out of its parameter's range: bind names it
             err = None
