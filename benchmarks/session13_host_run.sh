@@ -29,10 +29,10 @@ with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
     r = {"sdpa_cudnn_us": us(lambda: sdpa(q, k, v))}
 r["ops_attention_out_given_us"] = us(lambda: ops.attention(q, k, v, out=o, lse=lse))
 r["ops_attention_allocating_us"] = us(lambda: ops.attention(q, k, v))
-outs = [(torch.empty_like(q), torch.empty(1, 2, 128, device="cuda")) for _ in range(32)]
+outs = [(torch.empty_like(q), torch.empty(1, 2, 128, device="cuda")) for _ in range(96)]
 i = [0]
-def miss():  # 32 output buffers round robin: more address sets than a signature keeps replays for (16)
-    i[0] = (i[0] + 1) % 32; ops.attention(q, k, v, out=outs[i[0]][0], lse=outs[i[0]][1])
+def miss():  # 96 output buffers round robin: more address sets than a signature keeps replays for (64)
+    i[0] = (i[0] + 1) % 96; ops.attention(q, k, v, out=outs[i[0]][0], lse=outs[i[0]][1])
 r["ops_attention_replay_miss_us"] = us(miss)
 r["torch_matmul_us"] = us(lambda: torch.matmul(a, w.T, out=c))
 r["ops_gemm_out_given_us"] = us(lambda: ops.gemm(a, w, trans_b=True, out=c))

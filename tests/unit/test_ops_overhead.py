@@ -410,3 +410,21 @@ def test_replays_are_per_stream(attn):
     assert seen == [s or 0 for s in order]
     (call,) = _warm._warm.values()
     assert len(call.replays) == 3
+
+
+def test_more_address_sets_than_replays_kept_still_launch_each_calls_own(attn, monkeypatch):
+    """Three sets of arrays in turn with room for two replays: every call misses, prepares and launches its
+    own parameters (the store forgets and refills), as the full path would."""
+    launches, full = attn
+    monkeypatch.setattr(_warm, "REPLAYS", 2)
+    names, outs = ("q", "k", "v"), ("out", "lse")
+    sets = [{n: FakeDeviceArray(x) for n, x in attn_args("attention", 10 * i)[0].items()} for i in range(3)]
+    order = [0, 1, 2, 0, 1, 2, 2]
+    for i in order:
+        ops.attention(*(sets[i][n] for n in names), **{n: sets[i][n] for n in outs})
+    got = launches[:]
+    for i in order:
+        _warm._warm.clear()
+        ops.attention(*(sets[i][n] for n in names), **{n: sets[i][n] for n in outs})
+    assert full == ["attention"] * (1 + len(order)) and launches[len(order):] == got
+    assert len({block for _, block in got}) == 3

@@ -29,7 +29,7 @@ from tessera.ops._common import Plan, reset
 
 REALS = frozenset({int, float, np.float16, np.float32, np.float64, np.int32, np.int64})  # exact scalar types
 WARM_ENTRIES = 1024  # call signatures remembered per process (a hot loop sees a few)
-REPLAYS = 16  # prepared launches kept per signature (one per set of addresses: a model's layers, a few buffers)
+REPLAYS = 64  # prepared launches kept per signature (one per set of addresses: a model's layers, a few buffers)
 _warm: dict = {}
 _generation = [0]  # autotune.generation the remembered calls were chosen under
 
@@ -132,15 +132,16 @@ class WarmCall:
         reset()
         if before is not None:
             before()
-        self.plan.run(self.grid, values, None, stream, self.device)
-        if key is not None:
-            replay = self.plan.replay(self.grid, values, stream, self.device)
-            if replay is None:
+        replay = None if key is None else self.plan.replay(self.grid, values, stream, self.device)
+        if replay is None:
+            if key is not None:
                 self.replays = None  # this signature's launches cannot be prepared (see CompiledKernel.prepare)
-            else:
-                if len(replays) >= REPLAYS:
-                    replays.clear()
-                replays[key] = replay
+            self.plan.run(self.grid, values, None, stream, self.device)
+            return True
+        replay()  # the launch itself: preparing it did the work a plain launch does, once
+        if len(replays) >= REPLAYS:
+            replays.clear()
+        replays[key] = replay
         return True
 
 
