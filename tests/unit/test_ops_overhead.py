@@ -428,3 +428,21 @@ def test_more_address_sets_than_replays_kept_still_launch_each_calls_own(attn, m
         ops.attention(*(sets[i][n] for n in names), **{n: sets[i][n] for n in outs})
     assert full == ["attention"] * (1 + len(order)) and launches[len(order):] == got
     assert len({block for _, block in got}) == 3
+
+
+def test_a_signature_that_mostly_misses_stops_preparing_replays(attn, monkeypatch):
+    """Round robin over more address sets than replays kept: after REPLAY_TRIAL misses the signature goes back to
+    the plain warm path (bind, launch), and its launches stay each call's own."""
+    launches, full = attn
+    monkeypatch.setattr(_warm, "REPLAYS", 2)
+    monkeypatch.setattr(_warm, "REPLAY_TRIAL", 6)
+    names, outs = ("q", "k", "v"), ("out", "lse")
+    sets = [{n: FakeDeviceArray(x) for n, x in attn_args("attention", 10 * i)[0].items()} for i in range(3)]
+    blocks = {}
+    for n in range(12):
+        dev = sets[n % 3]
+        ops.attention(*(dev[x] for x in names), **{x: dev[x] for x in outs})
+        blocks.setdefault(n % 3, set()).add(launches[-1][1])
+    (call,) = _warm._warm.values()
+    assert call.replays is None and call.misses == 6 and call.hits == 0 and full == ["attention"]
+    assert all(len(b) == 1 for b in blocks.values()) and len(set().union(*blocks.values())) == 3

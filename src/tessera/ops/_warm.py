@@ -30,6 +30,7 @@ from tessera.ops._common import Plan, reset
 REALS = frozenset({int, float, np.float16, np.float32, np.float64, np.int32, np.int64})  # exact scalar types
 WARM_ENTRIES = 1024  # call signatures remembered per process (a hot loop sees a few)
 REPLAYS = 64  # prepared launches kept per signature (one per set of addresses: a model's layers, a few buffers)
+REPLAY_TRIAL = 128  # misses after which a signature whose calls mostly miss stops preparing replays
 _warm: dict = {}
 _generation = [0]  # autotune.generation the remembered calls were chosen under
 
@@ -78,6 +79,8 @@ class WarmCall:
     more: tuple = ()  # (address index, bytes, disjoint) of further outputs, checked like the first
     allocs: tuple = ()  # (output slot, address index, template view, shape, dtype) of outputs allocated per call
     replays: dict | None = field(default_factory=dict)  # (addresses, scalars, stream) -> prepared launch; None: off
+    hits: int = 0  # replayed calls, and calls that prepared one: a signature that mostly misses turns replays off
+    misses: int = 0
 
     def bind(self, addresses: list, scalars: tuple) -> list | None:
         """The C parameter list of a call with these addresses and scalars, or None if an address check fails."""
@@ -125,6 +128,7 @@ class WarmCall:
                 if before is not None:
                     before()
                 replay()
+                self.hits += 1
                 return True
         values = self.bind(addresses, scalars)
         if values is None:
@@ -139,9 +143,14 @@ class WarmCall:
             self.plan.run(self.grid, values, None, stream, self.device)
             return True
         replay()  # the launch itself: preparing it did the work a plain launch does, once
-        if len(replays) >= REPLAYS:
+        self.misses += 1
+        if self.misses >= REPLAY_TRIAL and self.hits < self.misses:
+            self.replays = None  # more address sets in turn than REPLAYS: preparing costs more than it saves
+        elif len(replays) >= REPLAYS:
             replays.clear()
-        replays[key] = replay
+            replays[key] = replay
+        else:
+            replays[key] = replay
         return True
 
 
