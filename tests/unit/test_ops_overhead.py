@@ -431,18 +431,49 @@ def test_more_address_sets_than_replays_kept_still_launch_each_calls_own(attn, m
 
 
 def test_a_signature_that_mostly_misses_stops_preparing_replays(attn, monkeypatch):
-    """Round robin over more address sets than replays kept: after REPLAY_TRIAL misses the signature goes back to
-    the plain warm path (bind, launch), and its launches stay each call's own."""
+    """Every call with new addresses (outputs never reused): after REPLAY_TRIAL prepared misses and no hit the
+    signature goes back to the plain warm path (bind, launch), and each launch stays the call's own."""
     launches, full = attn
-    monkeypatch.setattr(_warm, "REPLAYS", 2)
     monkeypatch.setattr(_warm, "REPLAY_TRIAL", 6)
     names, outs = ("q", "k", "v"), ("out", "lse")
-    sets = [{n: FakeDeviceArray(x) for n, x in attn_args("attention", 10 * i)[0].items()} for i in range(3)]
-    blocks = {}
-    for n in range(12):
-        dev = sets[n % 3]
+    sets = [{n: FakeDeviceArray(x) for n, x in attn_args("attention", 10 * i)[0].items()} for i in range(9)]
+    for dev in sets:
         ops.attention(*(dev[x] for x in names), **{x: dev[x] for x in outs})
-        blocks.setdefault(n % 3, set()).add(launches[-1][1])
     (call,) = _warm._warm.values()
     assert call.replays is None and call.misses == 6 and call.hits == 0 and full == ["attention"]
-    assert all(len(b) == 1 for b in blocks.values()) and len(set().union(*blocks.values())) == 3
+    got = launches[:]
+    for dev in sets:
+        _warm._warm.clear()
+        ops.attention(*(dev[x] for x in names), **{x: dev[x] for x in outs})
+    assert launches[len(got):] == got and len({block for _, block in got}) == 9
+
+
+def test_a_full_replay_store_keeps_its_hot_sets_and_launches_others_plainly(attn, monkeypatch):
+    """Room for two replays, two hot sets and a third now and then: the hot sets keep replaying (a full store
+    is not cleared by hits), the third launches without a replay until REPLAYS such misses clear the store."""
+    launches, full = attn
+    monkeypatch.setattr(_warm, "REPLAYS", 2)
+    monkeypatch.setattr(_warm, "REPLAY_TRIAL", 1000)
+    names, outs = ("q", "k", "v"), ("out", "lse")
+    sets = [{n: FakeDeviceArray(x) for n, x in attn_args("attention", 10 * i)[0].items()} for i in range(3)]
+
+    def go(i):
+        ops.attention(*(sets[i][n] for n in names), **{n: sets[i][n] for n in outs})
+
+    for i in (0, 1, 0, 1):  # the full path, a prepared miss, a prepared miss (0's first warm call), a hit
+        go(i)
+    (call,) = _warm._warm.values()
+    assert len(call.replays) == 2 and (call.hits, call.misses) == (1, 2)
+    for _ in range(5):
+        go(0)
+        go(1)
+    assert call.hits == 11 and call.overflow == 0
+    go(2)  # a miss on a full store: plain launch, nothing prepared
+    assert call.overflow == 1 and len(call.replays) == 2 and call.misses == 2
+    go(2)  # the second such miss clears the store and prepares this one
+    assert call.overflow == 0 and len(call.replays) == 1 and call.misses == 3
+    got = launches[:]
+    for i in (0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 2, 2):
+        _warm._warm.clear()
+        go(i)
+    assert launches[len(got):] == got

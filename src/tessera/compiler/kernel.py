@@ -208,8 +208,7 @@ class CompiledKernel:
             loaded = self.loaded(device)
         if self._derived.active:
             grid, values = self._derived.complete(grid, values, device, False, False, stream)
-        if any(v is None for v in values):
-            return None  # a map left for the binder (an array it converts first)
+        # a value left None for the binder (a map of an array it converts first) fails prepare's type check: None
         return loaded.prepare(grid, self.block, self.smem_bytes, values, stream)
 
     def launch_grid(self, grid, device: int = 0) -> tuple[tuple[int, int, int], tuple[int, int, int]]:

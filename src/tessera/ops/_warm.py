@@ -81,6 +81,7 @@ class WarmCall:
     replays: dict | None = field(default_factory=dict)  # (addresses, scalars, stream) -> prepared launch; None: off
     hits: int = 0  # replayed calls, and calls that prepared one: a signature that mostly misses turns replays off
     misses: int = 0
+    overflow: int = 0  # plain launches since `replays` filled up; REPLAYS of them clear it
 
     def bind(self, addresses: list, scalars: tuple) -> list | None:
         """The C parameter list of a call with these addresses and scalars, or None if an address check fails."""
@@ -130,6 +131,13 @@ class WarmCall:
                 replay()
                 self.hits += 1
                 return True
+            if len(replays) >= REPLAYS:  # full: plain launches, until REPLAYS such misses clear it for new ones
+                self.overflow += 1
+                if self.overflow < REPLAYS:
+                    key = None
+                else:
+                    replays.clear()
+                    self.overflow = 0
         values = self.bind(addresses, scalars)
         if values is None:
             return False
@@ -145,10 +153,7 @@ class WarmCall:
         replay()  # the launch itself: preparing it did the work a plain launch does, once
         self.misses += 1
         if self.misses >= REPLAY_TRIAL and self.hits < self.misses:
-            self.replays = None  # more address sets in turn than REPLAYS: preparing costs more than it saves
-        elif len(replays) >= REPLAYS:
-            replays.clear()
-            replays[key] = replay
+            self.replays = None  # calls that rarely repeat their addresses: preparing costs more than it saves
         else:
             replays[key] = replay
         return True
