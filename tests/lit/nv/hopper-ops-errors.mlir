@@ -227,6 +227,15 @@ func.func @wgmma_major(%acc: vector<128xf32>, %i: index) {
 
 // -----
 
+func.func @wgmma_a_slot_of_one_slot(%acc: vector<128xf32>, %i: index) {
+  // a_slot indexes A's slots: an A of one slot (stage_bytes 0) has nothing to pick from.
+  // expected-error@+1 {{NV_OP_INVALID: nv.wgmma: a_slot picks one of A's slots, but A's stage_bytes is 0 (one slot): give A's slot size}}
+  %d = nv.wgmma %acc, %i, %i a_slot %i {n = 256 : i64, k = 64 : i64, dtype = bf16, a = array<i64: 0, 0, 128, 8192>, b = array<i64: 49152, 32768, 256>, swizzle = 128 : i64} : vector<128xf32> -> vector<128xf32>
+  func.return
+}
+
+// -----
+
 func.func @wgmma_major_interleaved(%acc: vector<128xf32>, %i: index) {
   // expected-error@+1 {{NV_OP_INVALID: nv.wgmma: a_major="mn" needs a swizzled layout (swizzle 32, 64 or 128): the interleaved MN-major layout is not lowered}}
   %d = nv.wgmma %acc, %i, %i {n = 256 : i64, k = 64 : i64, dtype = bf16, a = array<i64: 0, 16384, 128, 8192>, b = array<i64: 49152, 32768, 256>, swizzle = 0 : i64, a_major = "mn"} : vector<128xf32> -> vector<128xf32>

@@ -56,6 +56,9 @@ func.func @hopper(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32
   // MN-major operands (A stored k x M, B stored k x N: imm-trans 1) print their major; K-major is the default.
   // CHECK: %dt = nv.wgmma %z, %c0, %c1 {n = 256 : i64, k = 64 : i64, dtype = bf16, a = array<i64: 0, 16384, 128, 8192>, b = array<i64: 49152, 32768, 256>, swizzle = 128 : i64, a_major = "mn", b_major = "mn"} : vector<128xf32> -> vector<128xf32>
   %dt = nv.wgmma %z, %c0, %c1 {n = 256 : i64, k = 64 : i64, dtype = bf16, a = array<i64: 0, 16384, 128, 8192>, b = array<i64: 49152, 32768, 256>, swizzle = 128 : i64, a_major = "mn", b_major = "mn"} : vector<128xf32> -> vector<128xf32>
+  // A in a slot of its own (a per-tile operand double-buffered beside B's ring): a_slot picks it.
+  // CHECK: %ds = nv.wgmma %z, %c0, %c1 a_slot %c1 {n = 256 : i64, k = 64 : i64, dtype = bf16, a = array<i64: 0, 16384, 128, 8192>, b = array<i64: 49152, 32768, 256>, swizzle = 128 : i64} : vector<128xf32> -> vector<128xf32>
+  %ds = nv.wgmma %z, %c0, %c1 a_slot %c1 {n = 256 : i64, k = 64 : i64, dtype = bf16, a = array<i64: 0, 16384, 128, 8192>, b = array<i64: 49152, 32768, 256>, swizzle = 128 : i64} : vector<128xf32> -> vector<128xf32>
   // CHECK-NEXT: nv.mbarrier_arrive %c0 {base = 147480 : i64, per = "warpgroup"}
   nv.mbarrier_arrive %c0 {base = 147480 : i64, per = "warpgroup"}
   // CHECK-NEXT: nv.mbarrier_arrive %c1 {base = 147480 : i64, per = "thread"}

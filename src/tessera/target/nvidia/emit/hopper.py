@@ -158,7 +158,8 @@ def emit_wgmma(e, op: H.WgmmaOp) -> None:
     copy(e, op.acc.type, d, e[op.acc])
     with e.block():
         s, wg = e[op.stage], e[op.wg]
-        e.line(f"const unsigned a_ = tsr_sbase + {a_base}u + {a_stage}u * (unsigned){s} + {a_wg}u * (unsigned){wg};")
+        sa = s if op.a_slot is None else e[op.a_slot]  # A's own slot (a double-buffered per-tile operand)
+        e.line(f"const unsigned a_ = tsr_sbase + {a_base}u + {a_stage}u * (unsigned){sa} + {a_wg}u * (unsigned){wg};")
         e.line(f"const unsigned b_ = tsr_sbase + {b_base}u + {b_stage}u * (unsigned){s};")
         e.line('TSR_DEVICE_ASM("wgmma.fence.sync.aligned;\\n" ::: "memory");')
         e.line("#ifdef TESSERA_HOST_EMULATION")

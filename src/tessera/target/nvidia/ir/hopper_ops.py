@@ -371,6 +371,9 @@ class WgmmaOp(NvOp):
     "mn" (A stored k x M, B stored k x N, as TMA boxes of k rows; the
     instruction's imm-trans-a / imm-trans-b). The instructions are
     asynchronous: the result may be read only after `nv.wgmma_wait`.
+    `a_slot`, when given, picks A's slot instead of `stage` (A and B in rings
+    of their own: a once-per-tile operand double-buffered by tile parity
+    beside a per-step ring); A's stage_bytes must then be non-zero.
     """
 
     name = "nv.wgmma"
@@ -379,6 +382,7 @@ class WgmmaOp(NvOp):
     acc = operand_def(VectorType)
     stage = operand_def(IndexType)
     wg = operand_def(IndexType)
+    a_slot = opt_operand_def(IndexType)
     n = prop_def(IntegerAttr)
     k = prop_def(IntegerAttr)
     dtype = prop_def(Attribute)
@@ -388,16 +392,17 @@ class WgmmaOp(NvOp):
     a_major = opt_prop_def(StringAttr)  # "mn": A is stored M-contiguous (imm-trans-a 1); absent: K-major
     b_major = opt_prop_def(StringAttr)  # "mn": B is stored N-contiguous (imm-trans-b 1); absent: K-major
     result = result_def(VectorType)
-    assembly_format = "$acc `,` $stage `,` $wg attr-dict `:` type($acc) `->` type($result)"
+    assembly_format = "$acc `,` $stage `,` $wg (`a_slot` $a_slot^)? attr-dict `:` type($acc) `->` type($result)"
     MAJORS: ClassVar[tuple[str, ...]] = ("k", "mn")
 
     def __init__(self, acc: SSAValue, stage: SSAValue, wg: SSAValue, *, n: int, k: int, dtype: Attribute,
                  a: tuple[int, int, int, int], b: tuple[int, int, int], swizzle: int, a_major: str = "k",
-                 b_major: str = "k"):
+                 b_major: str = "k", a_slot: SSAValue | None = None):
         props = {"n": int_attr(n), "k": int_attr(k), "dtype": dtype, "a": i64s(a), "b": i64s(b),
                  "swizzle": int_attr(swizzle)}
         props.update({name: StringAttr(v) for name, v in (("a_major", a_major), ("b_major", b_major)) if v != "k"})
-        super().__init__(operands=[acc, stage, wg], result_types=[acc.type], properties=props)
+        super().__init__(operands=[acc, stage, wg, [] if a_slot is None else [a_slot]], result_types=[acc.type],
+                         properties=props)
 
     def major(self, role: str) -> str:
         """"k" or "mn": how operand `role` ("a" or "b") is stored."""
@@ -417,6 +422,8 @@ class WgmmaOp(NvOp):
             fail(self, f"result {self.result.type} differs from acc {self.acc.type}")
         if len(ints(self.a)) != 4 or len(ints(self.b)) != 3:
             fail(self, "a must be [base, stage_bytes, rows, warpgroup_bytes] and b [base, stage_bytes, rows]")
+        if self.a_slot is not None and ints(self.a)[1] <= 0:
+            fail(self, "a_slot picks one of A's slots, but A's stage_bytes is 0 (one slot): give A's slot size")
         if self.swizzle.value.data not in SWIZZLES:
             fail(self, f"swizzle={self.swizzle.value.data} is not one of {SWIZZLES}")
         for role in ("a", "b"):

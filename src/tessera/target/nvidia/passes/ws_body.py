@@ -44,6 +44,7 @@ from tessera.target.nvidia.passes.ws_builder import LOCAL_TILE, REGS, Builder, r
 from tessera.target.nvidia.passes.ws_layout import _swizzle
 from tessera.target.nvidia.passes.ws_overlap import InFlight, Rotation, plan_rotation, wgmma_inputs
 from tessera.target.nvidia.passes.ws_regs import Regs, lower_all
+from tessera.target.nvidia.passes.ws_tile_overlap import TileOverlap
 from tessera.target.nvidia.passes.ws_units import Units
 
 ELEM_BYTES = 2
@@ -59,6 +60,7 @@ class Staged:
     view: ViewOp
     ring: bool
     major: str = "k"
+    slots: int = 1  # a fixed operand's slots: 2 double-buffers it by tile parity (the next tile's loads early)
     base: int = 0  # byte offset of slot 0
     full: int = 0  # barrier arrays: `stages` of each for a ring operand, one for a fixed one
     empty: int = 0
@@ -214,15 +216,15 @@ def _plan_smem(body: Body, at: Operation, stages: int = 1) -> int:
     offset = 0
     for st in body.fixed + body.ring:
         st.base = offset
-        offset += (stages if st.ring else 1) * -(-st.slot_bytes // SLOT_ALIGN) * SLOT_ALIGN
+        offset += (stages if st.ring else st.slots) * -(-st.slot_bytes // SLOT_ALIGN) * SLOT_ALIGN
     for st in body.fixed + body.ring:
-        count = stages if st.ring else 1
+        count = stages if st.ring else st.slots
         st.full, st.empty = offset, offset + 8 * count
         offset += 16 * count
     return offset
 
 
-class BodyBuilder(Builder):
+class BodyBuilder(TileOverlap, Builder):
     """The persistent producer / consumer kernel of a matched loop body (see the module docstring)."""
 
     def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False, overlap: bool = True):
@@ -234,6 +236,20 @@ class BodyBuilder(Builder):
             raise refuse(body.mmas[0].op, f"schedule=pingpong passes turns between consumer warpgroups; a "
                                           f"{body.bm}-row tile has {body.consumers}",
                          "use BLOCK_M = 128 or 192, or schedule=cooperative")
+        self.scheduler = pingpong  # they take turns at issuing each step's wgmmas (see _turns)
+        self.rotation = plan_rotation(body.loop) if overlap else None
+        self.carry = self._tile_overlap_carry()
+        self.fixed_slots = 1
+        if self.carry is not None:  # double-buffer the fixed operands where shared memory allows (tile overlap)
+            for st in body.fixed:
+                st.slots = 2
+            if _plan_smem(body, body.mmas[0].op, stages) <= SMEM_LIMIT[(9, 0)]:
+                self.fixed_slots = 2
+            else:
+                for st in body.fixed:
+                    st.slots = 1
+                self.carry = None
+        self.slot_now: SSAValue | None = None  # the fixed operands' slot of the tile being lowered
         self.total = _plan_smem(body, body.mmas[0].op, stages)
         if self.total > SMEM_LIMIT[(9, 0)]:
             raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of the loop's staged tiles need {self.total} "
@@ -241,7 +257,6 @@ class BodyBuilder(Builder):
                                  op=body.mmas[0].op, hint="use fewer stages or smaller blocks")
         self.cluster, self.splitk, self.streamk = 1, 1, False
         self.pingpong = False  # Builder's ping-pong gives each consumer its own tiles; here they share each tile
-        self.scheduler = pingpong  # they take turns at issuing each step's wgmmas (see _turns)
         self.turn_ids: tuple[SSAValue, SSAValue] | None = None
         self.grid_axes = 1 + max([op.axis.data for op in body.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
@@ -256,7 +271,7 @@ class BodyBuilder(Builder):
         bd = self.body_
         ops: list[Operation] = []
         for st in bd.fixed + bd.ring:
-            count = self.stages if st.ring else 1
+            count = self.stages if st.ring else st.slots
             # a fixed slot is released by every consumer thread: a warpgroup whose loop ran no step has no wgmma
             # to converge it, so one thread's arrival could let the next tile's load complete a second phase
             # before a slower warp of it has seen the first (its parity wait would then never return)
@@ -322,11 +337,14 @@ class BodyBuilder(Builder):
             ops.insert(first, H.NamedBarrierOp(mine, 256, "sync"))
 
     # -- one tile ---------------------------------------------------------------------
-    def _tile_parity(self, ops: list, mapping: dict) -> SSAValue:
-        """The parity of this CTA's tile count so far: the phase of the fixed operands' one slot."""
+    def _fixed_slot(self, ops: list, mapping: dict) -> tuple[SSAValue, SSAValue]:
+        """(slot, phase parity) of this tile's fixed operands: with one slot, slot 0 in phase ordinal % 2; with
+        two, slot ordinal % 2 in phase (ordinal / 2) % 2 (ordinal: the tile's count in this CTA so far)."""
         t, start, step = mapping[LOCAL_TILE]
         ordinal = binop(ops, arith.DivSIOp, binop(ops, arith.SubiOp, t, start), step)
-        return binop(ops, arith.RemSIOp, ordinal, 2)
+        if self.fixed_slots == 1:
+            return index_const(ops, 0), binop(ops, arith.RemSIOp, ordinal, 2)
+        return ring_slot(ops, ordinal, self.fixed_slots)
 
     def _load(self, ops: list, st: Staged, mapping: dict, stage: SSAValue, stage_bytes: int) -> None:
         """The TMA boxes of one staged tile: one per swizzle row across its contiguous dimension."""
@@ -353,10 +371,11 @@ class BodyBuilder(Builder):
         bd = self.body_
         zero = index_const(ops, 0)
         if bd.fixed:
-            free = binop(ops, arith.SubiOp, index_const(ops, 1), self._tile_parity(ops, mapping))
+            slot, phase = self._fixed_slot(ops, mapping)
+            free = binop(ops, arith.SubiOp, index_const(ops, 1), phase)
             for st in bd.fixed:
-                ops += [H.MbarrierWaitOp(zero, free, st.empty), H.MbarrierExpectTxOp(zero, st.full, st.slot_bytes)]
-                self._load(ops, st, mapping, zero, 0)
+                ops += [H.MbarrierWaitOp(slot, free, st.empty), H.MbarrierExpectTxOp(slot, st.full, st.slot_bytes)]
+                self._load(ops, st, mapping, slot, self._slot_bytes(st) if st.slots > 1 else 0)
         loop = bd.loop
         block = Block(arg_types=[IndexType(), IndexType()])
         k, step_it = block.args
@@ -378,35 +397,48 @@ class BodyBuilder(Builder):
         ops.append(new_loop)
         return new_loop.results[0]
 
-    def _consume(self, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
+    def _consume(self, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue, pre: dict | None = None):
+        """One tile on a consumer: its registers, the fixed operands' wait, the loop, their release, the epilogue.
+        With `pre` (tile overlap, ws_tile_overlap) the first step's early part already ran: `pre` holds its
+        results and its fixed-operand wait; the epilogue is left to the caller, which gets (it, regs)."""
+        bd = self.body_
+        regs = self._tile_regs(ops, mapping, consumer)
+        rotation = self.rotation
+        slot, phase = self._fixed_slot(ops, mapping) if bd.fixed else (index_const(ops, 0), None)
+        self.slot_now = slot
+        if pre is None:
+            for st in bd.fixed:
+                ops.append(H.MbarrierWaitOp(slot, phase, st.full))
+        early = self._early_fixed(rotation)
+        if rotation is None:
+            it_out = self._plain_loop(regs, ops, it, mapping, consumer)
+        else:
+            it_out = self._rotated_loop(regs, ops, it, mapping, consumer, rotation, early, pre,
+                                        None if pre is None else phase)
+        for st in bd.fixed:  # every mma reading it has completed (no group outlives its loop step); every thread
+            if st not in early:
+                ops.append(H.MbarrierArriveOp(slot, st.empty, per="thread"))
+        if pre is not None:
+            return it_out, regs
+        lower_all(regs, ops, bd.epilogue)
+        return it_out
+
+    def _tile_regs(self, ops: list, mapping: dict, consumer: SSAValue) -> Regs:
+        """A consumer's registers for the tile of `mapping`: masks, its first row, the prologue's register
+        values (tile constants, iotas, zero accumulators; index math is in `mapping`)."""
         bd = self.body_
         regs = Regs(bd.bm, consumer, dict(mapping))
         regs.guard_masks(bd.loop.body.block)  # per-step masks that pass whole skip their compares (ws_masks)
-        rotation = plan_rotation(bd.loop) if self.overlap else None
         regs.row0(ops)  # computed once, above the loop and its guarded regions, so every step and branch can use it
         staged = {st.alloc: st for st in bd.staged}
-        for op in bd.prologue:  # tile constants, iotas, zero accumulators: registers (index math is in `mapping`)
+        for op in bd.prologue:
             if is_scalar(op) or isinstance(op, (T.ProgramIdOp, T.NumProgramsOp, AllocOp, ViewOp, AsyncCopyOp,
                                                 WaitOp)):
                 continue
             if isinstance(op, FragmentPackOp) and op.source.owner in staged:
                 continue
             self._register_op(regs, ops, op)
-        zero = index_const(ops, 0)
-        if bd.fixed:
-            parity = self._tile_parity(ops, mapping)
-            for st in bd.fixed:
-                ops.append(H.MbarrierWaitOp(zero, parity, st.full))
-        early = self._early_fixed(rotation)
-        if rotation is None:
-            it_out = self._plain_loop(regs, ops, it, mapping, consumer)
-        else:
-            it_out = self._rotated_loop(regs, ops, it, mapping, consumer, rotation, early)
-        for st in bd.fixed:  # every mma reading it has completed (no group outlives its loop step); every thread
-            if st not in early:
-                ops.append(H.MbarrierArriveOp(zero, st.empty, per="thread"))
-        lower_all(regs, ops, bd.epilogue)
-        return it_out
+        return regs
 
     def _early_fixed(self, rot: Rotation | None) -> list[Staged]:
         """Fixed operands that no mma of the rotated loop's final step (its last mma and tail) reads: their slot
@@ -418,10 +450,9 @@ class BodyBuilder(Builder):
         return [st for st in self.body_.fixed
                 if not any(m.op in final and st in (m.a, m.b) for m in self.body_.mmas)]
 
-    @staticmethod
-    def _release(ops: list, fixed: list[Staged]) -> list[Operation]:
-        zero = index_const(ops, 0)
-        ops += [H.MbarrierArriveOp(zero, st.empty, per="thread") for st in fixed]
+    def _release(self, ops: list, fixed: list[Staged]) -> list[Operation]:
+        """Every consumer thread frees the tile's slot of `fixed`."""
+        ops += [H.MbarrierArriveOp(self.slot_now, st.empty, per="thread") for st in fixed]
         return ops
 
     def _plain_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
@@ -448,11 +479,14 @@ class BodyBuilder(Builder):
         return new_loop.results[0]
 
     def _rotated_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue,
-                      rot: Rotation, early: list[Staged] = ()) -> SSAValue:
+                      rot: Rotation, early: list[Staged] = (), pre: dict | None = None,
+                      fixed_phase: SSAValue | None = None) -> SSAValue:
         """The loop rotated by one step (ws_overlap): head(0); {early(j+1), last mma(j), tail(j), rest(j+1)};
         last mma and tail of the final step; all inside `if lb < ub` (no step: the results are the inits).
         The `early` fixed operands are released where the rotated loop ends (every wgmma reading them is done:
-        no group crosses its back edge), in either branch."""
+        no group crosses its back edge), in either branch. With `pre` (tile overlap) step 0's early part ran
+        before the tile (its results in `pre`); a tile with no step waits for its fixed operands (`phase`)
+        before it frees them (`fixed_phase`)."""
         loop = self.body_.loop
         src = loop.body.block
         iv, args, yld = src.args[0], src.args[1:], src.last_op
@@ -464,8 +498,12 @@ class BodyBuilder(Builder):
         flight.maps = [first.map]
         first.map[iv] = lb
         first.map.update(zip(args, inits))
-        stage, phase = ring_slot(region, it, self.stages)
-        self._step(first, region, rot.early + rot.rest, stage, phase, consumer, it, flight)
+        stage, ring_phase = ring_slot(region, it, self.stages)
+        if pre is None:
+            self._step(first, region, rot.early + rot.rest, stage, ring_phase, consumer, it, flight)
+        else:
+            first.map.update(pre)
+            self._step(first, region, rot.rest, stage, ring_phase, consumer, it, flight)
         flight.drain(region)
         live0 = [first.get(v) for v in rot.live]
 
@@ -510,8 +548,11 @@ class BodyBuilder(Builder):
         outs = [end.get(y) for y in yld.operands]
         region.append(scf.YieldOp(binop(region, arith.AddiOp, it_last, 1), *outs))
         any_step = arith.CmpiOp(lb, ub, "slt")
+        no_step: list[Operation] = []
+        if pre is not None:  # tile overlap: no head waited for this tile's fixed operands; wait before any frees them
+            no_step += [H.MbarrierWaitOp(self.slot_now, fixed_phase, st.full) for st in self.body_.fixed]
         guarded = scf.IfOp(any_step, [IndexType(), *(v.type for v in inits)], region,
-                           [*self._release([], list(early)), scf.YieldOp(it, *inits)])
+                           [*self._release(no_step, list(early)), scf.YieldOp(it, *inits)])
         ops += [any_step, guarded]
         for old, new in zip(loop.results, guarded.results[1:]):
             regs.map[old] = new
@@ -572,11 +613,12 @@ class BodyBuilder(Builder):
                              b=(b.base, b_stage, b_rows), swizzle=bd.swizzle, b_major=b.major)
         else:
             a = mm.a
-            a_stage = self._slot_bytes(a) if a.ring else 0
+            own = not a.ring and a.slots > 1  # a double-buffered fixed A: its own slot beside B's ring stage
+            a_stage = self._slot_bytes(a) if a.ring or own else 0
             wg_bytes = WG_ROWS * (bd.swizzle if a.major == "k" else 2 * mm.k)
             wg = H.WgmmaOp(acc, at, consumer, n=mm.n, k=mm.k, dtype=bd.dtype,
                            a=(a.base, a_stage, bd.bm, wg_bytes), b=(b.base, b_stage, b_rows), swizzle=bd.swizzle,
-                           a_major=a.major, b_major=b.major)
+                           a_major=a.major, b_major=b.major, a_slot=self.slot_now if own else None)
         ops.append(wg)
         hold = wg.a if mm.a is None else None
         if flight is not None:
