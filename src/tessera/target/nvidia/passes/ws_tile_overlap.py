@@ -83,39 +83,40 @@ class TileOverlap:
 
     def _next_head(self, ops: list, t: SSAValue, start: SSAValue, step: SSAValue, total: SSAValue,
                    it: SSAValue, consumer: SSAValue, epilogue_regs) -> list[SSAValue]:
-        """If tile `t` exists and its loop runs a step: its fixed operands' wait and step 0's early part (issued
-        at ring step `it`), then the epilogue of the tile before it (`epilogue_regs`; None: no tile before),
-        then the wait for the early wgmmas; the early results, complete (zeros where there is no such step)."""
+        """Step 0's early part of tile `t` (issued at ring step `it`), then the epilogue of the tile before it
+        (`epilogue_regs`; None: no tile before), then the wait for the early wgmmas; their results, complete.
+
+        Straight-line code, so the epilogue is emitted once: only the barrier waits and the ring-slot releases
+        are conditional (`t` exists and its loop runs a step). Where it does not, the wgmmas still run, on
+        whatever the slots hold, and their results go unused (no next tile, or one whose loop is skipped)."""
         bd, rot = self.body_, self.rotation
         loop = bd.loop
         mapping = self.units.setup(ops, t)
         mapping[LOCAL_TILE] = (t, start, step)
         runs = binop(ops, arith.AndIOp, cmpi(ops, t, total, "slt"),
                      cmpi(ops, self.units.trip(ops, mapping), index_const(ops, 0), "sgt"))
-        then: list[Operation] = []
-        regs = self._tile_regs(then, mapping, consumer)
-        slot, phase = self._fixed_slot(then, mapping)
-        outer_slot, self.slot_now = self.slot_now, slot
-        for st in bd.fixed:
-            then.append(H.MbarrierWaitOp(slot, phase, st.full))
+        regs = self._tile_regs(ops, mapping, consumer)
+        slot, phase = self._fixed_slot(ops, mapping)
+        waits: list[Operation] = [H.MbarrierWaitOp(slot, phase, st.full) for st in bd.fixed]
         src = loop.body.block
         regs.map[src.args[0]] = mapping.get(loop.lb, loop.lb)
         regs.map.update(zip(src.args[1:], (regs.get(v) for v in loop.iter_args)))
         flight = InFlight()
         flight.maps = [regs.map]
-        stage, ring_phase = ring_slot(then, it, self.stages)
-        self._step(regs, then, rot.early, stage, ring_phase, consumer, it, flight)
+        stage, ring_phase = ring_slot(ops, it, self.stages)
+        issued: list[Operation] = []
+        outer_slot, self.slot_now = self.slot_now, slot
+        self._step(regs, issued, rot.early, stage, ring_phase, consumer, it, flight)
         self.slot_now = outer_slot
+        waits += [op for op in issued if isinstance(op, H.MbarrierWaitOp)]
+        ops.append(scf.IfOp(runs, [], [*waits, scf.YieldOp()]))
+        ops += [op for op in issued if not isinstance(op, H.MbarrierWaitOp)]
         if epilogue_regs is not None:
-            lower_all(epilogue_regs.fork(), then, bd.epilogue)
-        flight.drain(then)
-        results = [regs.get(v) for v in self.carry]
-        then.append(scf.YieldOp(*results))
-        otherwise: list[Operation] = []
-        if epilogue_regs is not None:
-            lower_all(epilogue_regs.fork(), otherwise, bd.epilogue)
-        fills = [nv.FillOp(0.0, v.type) for v in results]
-        otherwise += [*fills, scf.YieldOp(*(f.result for f in fills))]
-        head = scf.IfOp(runs, [v.type for v in results], then, otherwise)
-        ops.append(head)
-        return list(head.results)
+            lower_all(epilogue_regs, ops, bd.epilogue)
+        drained: list[Operation] = []
+        flight.drain(drained)
+        frees = [op for op in drained if isinstance(op, H.MbarrierArriveOp)]
+        ops += [op for op in drained if not isinstance(op, H.MbarrierArriveOp)]
+        if frees:
+            ops.append(scf.IfOp(runs, [], [*frees, scf.YieldOp()]))
+        return [regs.get(v) for v in self.carry]
