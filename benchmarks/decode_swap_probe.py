@@ -17,7 +17,8 @@ from pathlib import Path
 
 SHAPES = [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (1, 14336, 4096), (16, 14336, 4096),
           (64, 14336, 4096)]
-CONFIGS = [(64, 16, 8, 1), (128, 16, 8, 1), (64, 16, 12, 1), (64, 32, 8, 1), (64, 64, 6, 1), (64, 16, 8, 2)]
+CONFIGS = [(64, 16, 64, 8, 1), (64, 16, 128, 6, 1), (64, 16, 128, 8, 1), (64, 16, 128, 4, 2), (64, 32, 128, 6, 1),
+           (64, 64, 128, 4, 1), (64, 64, 64, 6, 1)]  # BM, BN, BK, stages, splitk
 
 
 def main() -> int:
@@ -34,14 +35,14 @@ def main() -> int:
     specs = (T(("M", "K"), "bf16"), T(("N", "K"), "bf16"), T(("M", "N"), "bf16"), None, None, tessera.scalar("f32"),
              None)
     kernels = {}
-    for BM, BN, stages, splitk in CONFIGS:
-        tr = G.gemm.trace(*specs, BM=BM, BN=BN, BK=64, TRANS_B=True)
+    for BM, BN, BK, stages, splitk in CONFIGS:
+        tr = G.gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True)
         pipe = (f"tessera-lower-to-nv{{arch=sm_90a stages={stages} schedule=cooperative store=registers"
                 + (f" splitk={splitk}" if splitk > 1 else "") + "}")
         try:
-            kernels[(BM, BN, stages, splitk)] = tessera.compile(tr, "sm_90a", pipeline=pipe)
+            kernels[(BM, BN, BK, stages, splitk)] = tessera.compile(tr, "sm_90a", pipeline=pipe)
         except Exception as err:  # noqa: BLE001 - a probe: report and go on
-            print(f"config {(BM, BN, stages, splitk)}: {type(err).__name__}: {str(err)[:200]}", flush=True)
+            print(f"config {(BM, BN, BK, stages, splitk)}: {type(err).__name__}: {str(err)[:200]}", flush=True)
 
     def timed(fn, runs):
         out = []
@@ -62,7 +63,10 @@ def main() -> int:
         ref = (A.double() @ W.double().T)
         C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
         Wc = torch.empty_like(W)
-        calls = {"cublas": lambda: torch.matmul(A, W.T, out=C), "copy": lambda: Wc.copy_(W)}
+        from tessera import ops
+        C2 = torch.empty_like(C)
+        calls = {"cublas": lambda: torch.matmul(A, W.T, out=C), "copy": lambda: Wc.copy_(W),
+                 "ops_default": lambda: ops.gemm(A, W, trans_b=True, out=C2)}
         for cfg, ck in kernels.items():
             BM, BN = cfg[0], cfg[1]
             Cs = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
@@ -75,7 +79,7 @@ def main() -> int:
             ck.launch_values(grid, values)
             torch.cuda.synchronize()
             err = float((Cs.double() - ref).abs().max() / ref.abs().max())
-            calls[f"swap {BM}x{BN} s{cfg[2]} k{cfg[3]}"] = (lambda ck=ck, grid=grid, values=values:
+            calls[f"swap {BM}x{BN}x{cfg[2]} s{cfg[3]} k{cfg[4]}"] = (lambda ck=ck, grid=grid, values=values:
                                                              ck.launch_values(grid, values))
             rows.append({"shape": [M, N, K], "config": list(cfg), "rel_err": err})
         times = {name: [] for name in calls}
@@ -89,7 +93,8 @@ def main() -> int:
                 "cublas_tbs": nbytes / med["cublas"] / 1e6}
         best = min((n for n in med if n.startswith("swap")), key=med.get, default=None)
         if best:
-            line.update(best=best, best_ratio=med["cublas"] / med[best], best_tbs=nbytes / med[best] / 1e6)
+            line.update(best=best, best_ratio=med["cublas"] / med[best], best_tbs=nbytes / med[best] / 1e6,
+                        ops_default_ratio=med["cublas"] / med["ops_default"])
         print(json.dumps(line), flush=True)
         rows.append(line)
     out = Path(os.environ.get("OUT") or "/tmp") / "decode_swap_probe.json"
