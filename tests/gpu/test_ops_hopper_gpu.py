@@ -44,6 +44,26 @@ def test_trans_b_products_run_the_sm90a_kernel(M, N, K, dtype):
     assert rel_error(q(out), ref) <= error_bound(name)
 
 
+@pytest.mark.parametrize("M", [1, 16, 24, 64])
+@pytest.mark.parametrize("N, K", [(4096, 4096), (14336, 4096), (1000, 1000)])
+@pytest.mark.parametrize("trans_a, trans_b", [(False, True), (False, False)], ids=["NT", "NN"])
+def test_decode_products_run_swapped(M, N, K, trans_a, trans_b):
+    """M <= 64 (decode) with nothing tuned: C^T = op(b)^T op(a)^T through C's transposed view (issue 16); every
+    swap config (BN 16, 32, 64), the warm path, against float64."""
+    a = (torch.randn((K, M) if trans_a else (M, K), device="cuda") / K ** 0.5).bfloat16()
+    w = torch.randn((N, K) if trans_b else (K, N), device="cuda").bfloat16()
+    out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    ops.gemm(a, w, trans_a=trans_a, trans_b=trans_b, activation="relu", out=out)
+    rec = ops.last_run()
+    assert rec.arch == "sm_90a" and rec.config["swap_ab"] is True
+    ref = G.reference_gemm(q(a), q(w), None, None, None, 1.0, trans_a=trans_a, trans_b=trans_b, activation="relu")
+    assert rel_error(q(out), ref) <= error_bound("bf16")
+    out.fill_(float("nan"))
+    ops.gemm(a, w, trans_a=trans_a, trans_b=trans_b, activation="relu", out=out)  # warm path (a replay next)
+    ops.gemm(a, w, trans_a=trans_a, trans_b=trans_b, activation="relu", out=out)
+    assert rel_error(q(out), ref) <= error_bound("bf16")
+
+
 @pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, False), (True, True)], ids=["NN", "TN", "TT"])
 # 296 x 264 x 200: ragged against every tile, and A stored [K, M] keeps a 16-byte row pitch (592 bytes) that TMA can
 # read (300 columns would be 600 bytes: the sm_90 kernel, by test_operands_tma_cannot_read_take_the_sm90_kernel)

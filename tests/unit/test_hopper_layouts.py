@@ -202,3 +202,18 @@ def test_compile_defaults_run_every_layout():
         ck = compile(trace(layout, 128, 128, 64), "sm_90a", cache=CompileCache(disk=False))
         assert ck.arch == "sm_90a" and "wgmma.mma_async" in ck.source, layout
 
+
+
+@pytest.mark.parametrize("M", [1, 32, 64])
+@pytest.mark.parametrize("layout", ["NT", "TT"])
+def test_the_swapped_decode_configs_compile_to_hgmma_with_no_local_memory(M, layout):
+    """ops.gemm's swap-AB configs (tessera.ops._hopper.swap_config: 64 x 16/32/64 x 128 tiles, register stores), in
+    the layouts a swapped NT (nn.Linear) or NN call runs: the tile's HGMMAs, no TMA store, no local memory."""
+    from tessera.ops._hopper import swap_config
+
+    cfg = swap_config(M)
+    ck = compile(trace(layout, cfg.BM, cfg.BN, cfg.BK), "sm_90a", shape=cfg.shape, cache=CompileCache(disk=False))
+    sass = ck.sass()
+    assert count_instructions(sass, f"HGMMA.64x{cfg.BN}x16.F32.BF16") == cfg.BK // 16
+    assert count_instructions(sass, "UTMALDG") >= 2 and count_instructions(sass, "UTMASTG") == 0
+    assert not has_local_memory(ck.cubin) and not has_local_memory(sass)

@@ -23,7 +23,7 @@ from tessera.passes import parse_pipeline
     (dict(multicast="a"), "with cluster=1"), (dict(streamk=1), "streamk=1"),
     (dict(streamk=True, splitk=2), "streamk with splitk=2"), (dict(warps=4), "warps=4 must be two positive"),
     (dict(warps=(2,)), "warps=(2,)"), (dict(warps=(0, 4)), "warps=(0, 4)"), (dict(warps=(64, 1)), "1024 threads"),
-    (dict(threads=4), "unknown launch-shape knob(s) threads"),
+    (dict(threads=4), "unknown launch-shape knob(s) threads"), (dict(store="regs"), "store='regs'"),
 ])
 def test_a_bad_knob_or_combination_is_refused_on_construction(knobs, needle):
     with pytest.raises(D.TesseraError) as err:
@@ -76,7 +76,7 @@ def test_every_knob_reaches_the_pipeline_text_hence_the_cache_key():
     others = [LaunchShape(stages=3, cluster=2), LaunchShape(2, "pingpong", 2), LaunchShape(stages=2),
               LaunchShape(stages=2, cluster=2, splitk=2), LaunchShape(stages=2, cluster=2, multicast="a"),
               LaunchShape(stages=2, cluster=2, streamk=True), LaunchShape(stages=2, cluster=2, overlap=False),
-              LaunchShape(stages=2, cluster=2, warps=(4, 2))]
+              LaunchShape(stages=2, cluster=2, warps=(4, 2)), LaunchShape(stages=2, cluster=2, store="registers")]
     texts = {s.pipeline("sm_90a") for s in [base, *others]}
     assert len(texts) == 1 + len(others) == len(fields(LaunchShape)) + 1
 

@@ -260,3 +260,64 @@ def test_ops_gemm_splits_k_in_one_launch_and_its_scratch_is_ready_for_the_next(t
             outs.append(out)
     assert host.launches == 3
     assert np.array_equal(outs[0].view(np.uint16), outs[2].view(np.uint16))
+
+
+@pytest.mark.parametrize("M", [1, 16, 30, 64])
+@pytest.mark.parametrize("ta, tb", [(False, True), (False, False), (True, True), (True, False)])
+def test_decode_gemms_run_swapped_on_an_emulated_sm90_device(tmp_path, monkeypatch, M, ta, tb):
+    """M <= 64 with nothing tuned or pinned (issue 16, item 2): ops.gemm computes C^T = op(b)^T op(a)^T with the
+    wide operand in wgmma's 64 rows and C's M rows as a wgmma N of 16, 32 or 64, writing C through its transposed
+    view with register stores; every layout, ragged N and K, an activation, and the warm path (a second call
+    with new data) against float64."""
+    import numpy as np
+
+    import tessera.ops as ops
+    from tessera.compiler import testing
+    from tessera.kernels import gemm as G
+    from tessera.reference.oracles import error_bound, rel_error
+
+    if ta and M % 8:
+        pytest.skip("a stored [K, M] with M % 8 != 0 has rows TMA cannot read: the sm_90 kernel runs it")
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    N, K = 200, 264
+    f = lambda x: x.astype(np.float64)  # noqa: E731
+    with testing.emulate_on_host("sm_90") as host:
+        for seed in (0, 1):
+            rng = np.random.default_rng(seed)
+            a = rng.standard_normal((K, M) if ta else (M, K)).astype(np.float16)
+            w = (rng.standard_normal((N, K) if tb else (K, N)) / np.sqrt(K)).astype(np.float16)
+            out = np.full((M, N), np.nan, np.float16)
+            ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_a=ta, trans_b=tb, activation="silu",
+                     out=FakeDeviceArray(out))
+            rec = ops.last_run()
+            assert rec.arch == "sm_90a" and rec.config["swap_ab"] is True and rec.config["store"] == "registers"
+            assert rec.config["BN"] == (16 if M <= 16 else 32 if M <= 32 else 64)
+            assert (rec.config["TRANS_A"], rec.config["TRANS_B"]) == (not tb, not ta)
+            ref = G.reference_gemm(f(a), f(w), None, None, None, 1.0, None, trans_a=ta, trans_b=tb,
+                                   activation="silu")
+            assert rel_error(f(out), ref) <= error_bound("f16")
+    assert host.launches == 2
+
+
+def test_decode_gemms_with_epilogue_inputs_or_a_pin_stay_unswapped(tmp_path, monkeypatch):
+    """A bias (a column of C, a row of C^T), c with beta, or a pinned config: the unswapped kernel, as before."""
+    import numpy as np
+
+    import tessera.ops as ops
+    from tessera.compiler import testing
+
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((16, 128)).astype(np.float16)
+    w = rng.standard_normal((256, 128)).astype(np.float16)
+    out = FakeDeviceArray(np.zeros((16, 256), np.float16))
+    with testing.emulate_on_host("sm_90"):
+        ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, bias=FakeDeviceArray(np.ones(256, np.float16)),
+                 out=out)
+        assert "swap_ab" not in ops.last_run().config
+        ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), out, beta=1.0, trans_b=True, out=out)
+        assert "swap_ab" not in ops.last_run().config
+        monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", "BM=64,BN=128,BK=64,stages=8,schedule=cooperative,cluster=1,"
+                                                     "splitk=1,multicast=b")
+        ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, out=out)
+        assert "swap_ab" not in ops.last_run().config and ops.last_run().config["config_source"] == "pinned"

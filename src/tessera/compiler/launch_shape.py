@@ -14,6 +14,9 @@ Knobs (see warp-specialize for what each does on sm_90a; elsewhere only `stages`
     multicast   with cluster=2, the operand the CTA pair shares: "b" or "a"
     streamk     share the partial last wave's K steps among all CTAs (not with splitk > 1)
     overlap     general wgmma loop bodies: rotate the loop so the next step's wgmmas overlap this step's tail
+    store       how a GEMM-shaped kernel's epilogue writes its output: "tma" (boxes staged in shared memory where
+                the output and tile allow, else registers) or "registers" (always: an output TMA cannot describe,
+                such as the transposed view a swapped decode GEMM writes)
     warps       the warp grid (WM, WN) of a tile's mma.sync fragments (tile-to-fragments' `warps`); None: the pass
                 picks it from the tile. sm_90a's wgmma kernels take one warpgroup per 64 rows and refuse others.
 """
@@ -23,7 +26,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 
 from tessera.ir import diagnostics as D
-from tessera.target.nvidia.passes.warp_specialize import CLUSTERS, MAX_SPLITK, MAX_STAGES, MULTICASTS, SCHEDULES
+from tessera.target.nvidia.passes.warp_specialize import (CLUSTERS, MAX_SPLITK, MAX_STAGES, MULTICASTS, SCHEDULES,
+                                                          STORES)
 
 DEFAULT_PIPELINE = "tessera-lower-to-nv{{arch={arch} stages={stages} schedule={schedule}}}"
 
@@ -54,6 +58,7 @@ class LaunchShape:
     streamk: bool = False
     overlap: bool = True
     warps: tuple[int, int] | None = None
+    store: str = "tma"
 
     def __post_init__(self) -> None:
         if self.warps is not None:
@@ -75,6 +80,8 @@ class LaunchShape:
         if self.multicast != "b" and self.cluster == 1:
             raise _fail(f"multicast={self.multicast!r} with cluster=1: only the CTAs of a 2-CTA cluster share an "
                         "operand", hint="give cluster=2, or leave multicast at 'b'")
+        if self.store not in STORES:
+            raise _fail(f"store={self.store!r} is not one of {', '.join(map(repr, STORES))}")
         if not isinstance(self.overlap, bool):
             raise _fail(f"overlap={self.overlap!r} must be True or False")
         if not isinstance(self.streamk, bool):

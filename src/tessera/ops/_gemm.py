@@ -103,18 +103,28 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
     hopper = arch is not None and H.eligible(arch, A, B, ta, tb, O)
     cfg = (H.gemm_config(M, N, K, A.dtype, reads_c or R is not None, H.layout_of(ta, tb)) if hopper
            else gemm_config(M, N, K, arch, A.dtype))
+    # decode (M small, nothing tuned or pinned): C^T = op(b)^T op(a)^T, the wide operand in wgmma's rows
+    swap = (hopper and cfg.source == "default" and M <= H.SWAP_M and N >= 128 and not reads_c and Bias is None
+            and R is None)
+    if swap:
+        cfg, ta, tb = H.swap_config(M), not tb, not ta
     if -(-N // cfg.BN) > GRID_Y_LIMIT:
         raise ck.fail(D.OPS_ARG_SHAPE, f"N = {N} needs {-(-N // cfg.BN)} column programs; the grid's y limit is "
                                        f"{GRID_Y_LIMIT}")
-    key = ("gemm", lane, device, A.dtype, dtype, reads_c, Bias and Bias.dtype, R and R.dtype, ta, tb, act, cfg)
-    plan = plan_for(key, lambda: _build(lane, device, A.dtype, dtype, reads_c, Bias, R, ta, tb, act, cfg))
+    key = ("gemm", lane, device, A.dtype, dtype, reads_c, Bias and Bias.dtype, R and R.dtype, ta, tb, act, cfg, swap)
+    plan = plan_for(key, lambda: _build(lane, device, A.dtype, dtype, reads_c, Bias, R, ta, tb, act, cfg, swap))
     if reads_c and not in_place:
         arrays.copy_into(result, c)
     bias_2d = None if bias is None else bias.reshape(1, N) if Bias.ptr is None else bias
     values = []
-    memref(values, a, A)
-    memref(values, b, B)
-    memref(values, result, O)
+    if swap:  # a' = b, b' = a, and C^T: element [n, m] of the kernel's output is C[m, n], at n + m * N
+        memref(values, b, B)
+        memref(values, a, A)
+        values += [result if O.ptr is None else O.ptr, N, M, 1, N]
+    else:
+        memref(values, a, A)
+        memref(values, b, B)
+        memref(values, result, O)
     if Bias is not None:
         memref(values, bias_2d, Bias, (1, N))
     if R is not None:
@@ -126,11 +136,11 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
     if lane == "reference":
         fargs = [x for x in (a, b, result, bias_2d, residual) if x is not None] + [alpha_v]
         fargs += [beta_v] if reads_c else []
-    grid = (-(-M // cfg.BM), -(-N // cfg.BN))  # G.grid, inlined
+    grid = (-(-N // cfg.BM), -(-M // cfg.BN)) if swap else (-(-M // cfg.BM), -(-N // cfg.BN))  # G.grid, inlined
     plan.run(grid, values, fargs, ck.launch_stream(stream), device)
     if warm is not None and lane == "cuda":
         _remember(warm, plan, grid, device, values, (A, B, C, Bias, R, O), reads_c, out is None,
-                  reads_c and not in_place, arrays.stream_reader(a, A))
+                  reads_c and not in_place, arrays.stream_reader(a, A), swap)
     return result
 
 
@@ -171,17 +181,19 @@ def _warm_run(call: WarmCall, addresses: list, a, c, out, alpha, beta, stream):
     return result
 
 
-def _remember(warm, plan, grid, device, values, views, reads_c: bool, allocated: bool, copy_c: bool, stream) -> None:
+def _remember(warm, plan, grid, device, values, views, reads_c: bool, allocated: bool, copy_c: bool, stream,
+              swap: bool = False) -> None:
     """Keep the verdict of a checked cuda-lane call: where its addresses and scalars go, what to re-check.
 
     `views`: ArrayViews of a, b, c, bias, residual and the output (None where absent), in the address order.
+    `swap`: the kernel takes b, a and the output's transposed view (a decode GEMM run swapped).
     """
     call_key = warm[0]
     if any(v is not None and v.ptr is None for v in views):
         return  # host arrays: they are staged through the device, nothing to win
     O = views[5]
     fills, at = [], 0
-    for i in (0, 1, 5, 3, 4):  # the kernel's memref order: a, b, out, bias, residual
+    for i in ((1, 0, 5) if swap else (0, 1, 5, 3, 4)):  # the kernel's memref order: a, b, out, bias, residual
         v = views[i]
         if v is not None:
             fills.append((at, i, arrays.ITEMSIZE[v.dtype]))
@@ -215,7 +227,7 @@ def _out_dtype(ck: Checker, out_dtype, Out, C, A) -> str:
     return C.dtype if C is not None else A.dtype
 
 
-def _build(lane, device, in_dt, out_dt, reads_c, Bias, R, ta, tb, act, cfg) -> Plan:
+def _build(lane, device, in_dt, out_dt, reads_c, Bias, R, ta, tb, act, cfg, swap: bool = False) -> Plan:
     T = tessera.tensor
     specs = (T(("K", "M") if ta else ("M", "K"), in_dt), T(("N", "K") if tb else ("K", "N"), in_dt),
              T(("M", "N"), out_dt), T((1, "N"), Bias.dtype) if Bias is not None else None,
@@ -224,7 +236,7 @@ def _build(lane, device, in_dt, out_dt, reads_c, Bias, R, ta, tb, act, cfg) -> P
     meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
     config = {**cfg.meta(), "stages": cfg.stages, "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
     if isinstance(cfg, H.HopperConfig):  # sm_90a: warp-specialised wgmma + TMA (see tessera.ops._hopper)
-        config.update({**cfg.shape.as_dict(), "config_source": cfg.source})
+        config.update({**cfg.shape.as_dict(), "config_source": cfg.source, **({"swap_ab": True} if swap else {})})
         compiled = compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=cfg.shape)
         return Plan("gemm", lane, compiled.traced, compiled, config)
     if lane == "cuda":

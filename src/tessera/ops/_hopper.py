@@ -125,6 +125,20 @@ def _cfg(BM: int, BN: int, stages: int, schedule: str, cluster: int = 1, splitk:
     return HopperConfig(BM, BN, 64, LaunchShape(stages=stages, schedule=schedule, cluster=cluster, splitk=splitk))
 
 
+SWAP_M = 64  # decode: a product of at most this many rows runs swapped (see `swap_config`)
+
+
+def swap_config(M: int) -> HopperConfig:
+    """The config of a swapped decode GEMM (C^T = B^T A^T, for M <= SWAP_M): the wide operand fills wgmma's 64
+    rows, C's M rows are a wgmma N of 16, 32 or 64, 128-deep K steps in a ring as deep as shared memory takes,
+    and register stores into C's transposed view (TMA cannot describe it). From the H100 probe of 2026-12-06
+    (benchmarks/results/2026-12-06-h100-decode-swap-probe.json): 1.21-1.22x cuBLAS at M = 1 and 16, N = K =
+    4096, where the unswapped split-K kernel ran 0.96-1.00x."""
+    BN = 16 if M <= 16 else 32 if M <= 32 else 64
+    stages = {16: 8, 32: 6, 64: 4}[BN]
+    return HopperConfig(64, BN, 128, LaunchShape(stages=stages, schedule="cooperative", store="registers"))
+
+
 def tma_ok(v, rank: int = 2) -> bool:
     """A device array TMA can read, by the runtime's own rules (tessera.runtime.tma.check): of `rank` dims,
     non-empty, contiguous rows, 16-byte pitches and base. Anything else runs the sm_90 kernel instead of
