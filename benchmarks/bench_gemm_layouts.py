@@ -7,8 +7,8 @@ NT the nn.Linear layout (B stored [N, K]), TN/TT have A stored [K, M]. cuBLAS is
 storage (transposes as views, so cuBLAS picks its own kernel for the layout).
 
 Tessera: the kernel `tessera.ops.gemm` runs for the call, compiled once per config through compile_cached:
-"default" is `default_config` (what ops.gemm takes with no tuning run; checked against ops.gemm's own
-choice on an empty autotune cache), "tuned" the winner of `ops.tune_gemm(..., layout=...)`.
+"default" is what ops.gemm takes with no tuning run (`default_config`, or for M <= 64 `swap_config` run
+swapped; checked against ops.gemm's own choice on an empty autotune cache), "tuned" the winner of `ops.tune_gemm(..., layout=...)`.
 
 Method: one process; per row, the implementations are checked against float64 (all rows up to 2^33
 multiply-adds, else 256 seeded random rows), then timed interleaved: RUNS rounds, each implementation once
@@ -92,6 +92,22 @@ def make_call(torch, config: dict, A, B, out, ta: bool, tb: bool, M: int, N: int
     return lambda: ck.launch(grid, [A, B, out, 1.0], stream=stream)
 
 
+def make_swap_call(torch, M: int, N: int, A, B, out, ta: bool, tb: bool):
+    """ops.gemm's decode launch (M <= 64, nothing tuned): the kernel of `swap_config(M)` on C^T = op(B)^T op(A)^T,
+    written through `out`'s transposed view, as tessera.ops._gemm builds it."""
+    from tessera.ops._hopper import compile_plain, layout_of, swap_config
+
+    cfg = swap_config(M)
+    ck, cfg = compile_plain(cfg.as_dict(), "bf16", layout_of(not tb, not ta))
+    values, _ = ck.values([B, A, torch.empty(N, M, device="cuda", dtype=out.dtype), 1.0])
+    at = ck._at
+    values[at[(2, "ptr", None)]] = out.data_ptr()
+    values[at[(2, "stride", 0)]], values[at[(2, "stride", 1)]] = 1, N
+    grid = (-(-N // cfg.BM), -(-M // cfg.BN))
+    stream = torch.cuda.current_stream()
+    return lambda: ck.launch_values(grid, values, stream)
+
+
 def row(bench: Bench, layout: str, M: int, N: int, K: int, tune: bool) -> dict:
     import tessera.ops as ops
     from tessera.ops import _hopper as H
@@ -109,12 +125,14 @@ def row(bench: Bench, layout: str, M: int, N: int, K: int, tune: bool) -> dict:
     entry = {"config": f"{layout} {M}x{N}x{K}", "layout": layout, "M": M, "N": N, "K": K}
     ops.gemm(A, B, trans_a=ta, trans_b=tb, out=outs["default"])
     rec = ops.last_run()
-    default = H.default_config(M, N, K, layout=layout).as_dict()
+    swap = bool(rec.config.get("swap_ab"))
+    default = (H.swap_config(M) if swap else H.default_config(M, N, K, layout=layout)).as_dict()
     entry["ops_arch"], entry["ops_config_source"] = rec.arch, rec.config.get("config_source")
     entry["ops_took_default"] = all(rec.config.get(k) == v for k, v in default.items())
-    entry["default_config"] = default
+    entry["default_config"], entry["swap_ab"] = default, swap
     fns = {"cublas": lambda: torch.matmul(x, y, out=outs["cublas"]),
-           "default": make_call(torch, default, A, B, outs["default"], ta, tb, M, N)}
+           "default": (make_swap_call(torch, M, N, A, B, outs["default"], ta, tb) if swap
+                       else make_call(torch, default, A, B, outs["default"], ta, tb, M, N))}
     if tune:
         res = ops.tune_gemm(M, N, K, "bf16", layout=layout, progress=False, runs=5)
         entry["tuned_config"] = res.config
