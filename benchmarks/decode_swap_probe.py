@@ -17,8 +17,8 @@ from pathlib import Path
 
 SHAPES = [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (1, 14336, 4096), (16, 14336, 4096),
           (64, 14336, 4096)]
-CONFIGS = [(64, 16, 64, 8, 1), (64, 16, 128, 6, 1), (64, 16, 128, 8, 1), (64, 16, 128, 4, 2), (64, 32, 128, 6, 1),
-           (64, 64, 128, 4, 1), (64, 64, 64, 6, 1)]  # BM, BN, BK, stages, splitk
+CONFIGS = [(64, 16, 128, 8, 1, 0), (64, 16, 128, 8, 2, 0), (64, 16, 128, 8, 1, 1), (64, 64, 128, 4, 1, 0),
+           (64, 64, 128, 4, 1, 1), (64, 64, 128, 4, 2, 0), (64, 32, 128, 6, 1, 1)]  # BM, BN, BK, stages, splitk, streamk
 
 
 def main() -> int:
@@ -35,14 +35,15 @@ def main() -> int:
     specs = (T(("M", "K"), "bf16"), T(("N", "K"), "bf16"), T(("M", "N"), "bf16"), None, None, tessera.scalar("f32"),
              None)
     kernels = {}
-    for BM, BN, BK, stages, splitk in CONFIGS:
+    for BM, BN, BK, stages, splitk, streamk in CONFIGS:
         tr = G.gemm.trace(*specs, BM=BM, BN=BN, BK=BK, TRANS_B=True)
         pipe = (f"tessera-lower-to-nv{{arch=sm_90a stages={stages} schedule=cooperative store=registers"
-                + (f" splitk={splitk}" if splitk > 1 else "") + "}")
+                + (f" splitk={splitk}" if splitk > 1 else "") + (" streamk=1" if streamk else "") + "}")
         try:
-            kernels[(BM, BN, BK, stages, splitk)] = tessera.compile(tr, "sm_90a", pipeline=pipe)
+            kernels[(BM, BN, BK, stages, splitk, streamk)] = tessera.compile(tr, "sm_90a", pipeline=pipe)
         except Exception as err:  # noqa: BLE001 - a probe: report and go on
-            print(f"config {(BM, BN, BK, stages, splitk)}: {type(err).__name__}: {str(err)[:200]}", flush=True)
+            print(f"config {(BM, BN, BK, stages, splitk, streamk)}: {type(err).__name__}: {str(err)[:200]}",
+                  flush=True)
 
     def timed(fn, runs):
         out = []
@@ -79,7 +80,7 @@ def main() -> int:
             ck.launch_values(grid, values)
             torch.cuda.synchronize()
             err = float((Cs.double() - ref).abs().max() / ref.abs().max())
-            calls[f"swap {BM}x{BN}x{cfg[2]} s{cfg[3]} k{cfg[4]}"] = (lambda ck=ck, grid=grid, values=values:
+            calls[f"swap {BM}x{BN}x{cfg[2]} s{cfg[3]} k{cfg[4]}{' sk' * cfg[5]}"] = (lambda ck=ck, grid=grid, values=values:
                                                              ck.launch_values(grid, values))
             rows.append({"shape": [M, N, K], "config": list(cfg), "rel_err": err})
         times = {name: [] for name in calls}
