@@ -1,4 +1,4 @@
-"""Draw the committed H200 results as ratio plots for the README (tessera.testing.plot_lines).
+"""Draw the committed Hopper results as ratio plots for the README (tessera.testing.plot_lines).
 
     python benchmarks/plot_results.py            # writes docs/img/hopper-gemm-layouts.png, hopper-attention.png
 
@@ -18,9 +18,9 @@ sys.path.insert(0, str(ROOT / "src"))
 from tessera.testing import plot_lines  # noqa: E402
 
 PLOTS = [
-    ("hopper-gemm-layouts.json", "hopper-gemm-layouts.png", "sm_90a GEMM on an H200, bf16: Tessera / cuBLAS",
+    ("hopper-gemm-layouts.json", "hopper-gemm-layouts.png", "sm_90a GEMM on an {gpu}, bf16: Tessera / cuBLAS",
      {"ratio_default": "default config", "ratio": "tuned"}),
-    ("hopper-attention.json", "hopper-attention.png", "sm_90a flash attention on an H200, bf16: Tessera / cuDNN",
+    ("hopper-attention.json", "hopper-attention.png", "sm_90a flash attention on an {gpu}, bf16: Tessera / cuDNN",
      {"ratio": "Tessera / cuDNN"}),
 ]
 
@@ -28,7 +28,13 @@ PLOTS = [
 def draw(results: Path, out_dir: Path) -> list[Path]:
     written = []
     for src, png, title, columns in PLOTS:
-        rows = json.loads((results / src).read_text())["rows"]
+        doc = json.loads((results / src).read_text())
+        rows = doc["rows"]
+        gpu = str(doc.get("device") or doc.get("gpu") or "unnamed GPU")
+        gpu = "H200" if "H200" in gpu else "H100" if "H100" in gpu else gpu  # the card, as the run named it
+        title = title.format(gpu=gpu)
+        if "tuned" in columns.values() and not any(r.get("tuned_config") for r in rows):
+            columns = {k: v for k, v in columns.items() if v != "tuned"}  # a run without tuning: default only
         table = [{"config": r["config"], **{name: r[key] for key, name in columns.items()}} for r in rows
                  if all(isinstance(r.get(k), (int, float)) for k in columns)]
         out_dir.mkdir(parents=True, exist_ok=True)
