@@ -119,7 +119,8 @@ def test_reference_record_hash_is_the_traced_ir():
     a = randn((16, 16))
     ops.gemm(a, a, **REF)
     from tessera.ops._common import _plans
-    key = ("gemm", "reference", 0, "bf16", "bf16", False, None, None, False, False, "none", gemm_config(16, 16, 16))
+    key = ("gemm", "reference", 0, "bf16", "bf16", False, None, None, False, False, "none", gemm_config(16, 16, 16),
+           False)  # the last: not a swapped decode GEMM
     assert ops.last_run().artifact_hash == ir_hash(_plans[key].traced.module)
 
 

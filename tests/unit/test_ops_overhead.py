@@ -90,7 +90,7 @@ def expect(code: str, fn, *args, **kwargs) -> TesseraError:
 
 
 def plan_of(dtype="f32", reads_c=True):
-    key = ("gemm", "cuda", 0, "f16", dtype, reads_c, None, None, False, False, "none", gemm_config(M, N, K))
+    key = ("gemm", "cuda", 0, "f16", dtype, reads_c, None, None, False, False, "none", gemm_config(M, N, K), False)
     return _common._plans[key]
 
 
