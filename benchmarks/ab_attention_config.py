@@ -19,8 +19,8 @@ from ab_source_edit import _time_ab  # noqa: E402
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--a", required=True, help="BLOCK_M,BLOCK_N,stages[,schedule] (A)")
-    p.add_argument("--b", required=True, help="BLOCK_M,BLOCK_N,stages[,schedule] (B)")
+    p.add_argument("--a", required=True, help="BLOCK_M,BLOCK_N,stages[,schedule[,tiles]] (A)")
+    p.add_argument("--b", required=True, help="BLOCK_M,BLOCK_N,stages[,schedule[,tiles]] (B)")
     p.add_argument("--rows", required=True, help="BxHxS[xD][c], comma-separated (c: causal); D defaults to 128")
     p.add_argument("--runs", type=int, default=40)
     a = p.parse_args()
@@ -33,7 +33,8 @@ def main() -> int:
 
     def config(text):
         bm, bn, stages, *rest = text.split(",")
-        return AttentionConfig(int(bm), int(bn), int(stages), rest[0] if rest else "cooperative")
+        return AttentionConfig(int(bm), int(bn), int(stages), rest[0] if rest else "cooperative",
+                               tiles=rest[1] if len(rest) > 1 else None)
 
     cfgs = (config(a.a), config(a.b))
     flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")

@@ -80,9 +80,11 @@ def launch_signature(emitted: EmittedKernel, arg_types) -> tuple[Param, ...]:
             parts = [named[k] for k in keys]
             out.append(tmap(p.name, type_name(arg_types[p.arg].element_type), tuple(parts), tuple(p.box), p.swizzle))
         elif p.role == "scratch":
-            if p.ctype != "unsigned char*" or not isinstance(p.dim, int) or p.dim <= 0:
-                raise _unsupported(p, f"must be an unsigned char* with a positive byte count per tile, not {p.ctype} "
-                                      f"of {p.dim}")
+            head = getattr(p, "head", 0)
+            if (p.ctype != "unsigned char*" or not isinstance(p.dim, int) or p.dim < 0 or not isinstance(head, int)
+                    or head < 0 or p.dim + p.per_cta + head <= 0):
+                raise _unsupported(p, f"must be an unsigned char* with byte counts per tile, per CTA and before it "
+                                      f"(not negative, not all 0), not {p.ctype} of {p.dim}, {p.per_cta}, {head}")
             out.append(ptr(p.name, "u8", (), "inout"))
         elif p.role == "grid":
             if p.dim not in (0, 1, 2) or p.ctype != "int":

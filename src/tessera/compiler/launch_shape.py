@@ -17,6 +17,8 @@ Knobs (see warp-specialize for what each does on sm_90a; elsewhere only `stages`
     store       how a GEMM-shaped kernel's epilogue writes its output: "tma" (boxes staged in shared memory where
                 the output and tile allow, else registers) or "registers" (always: an output TMA cannot describe,
                 such as the transposed view a swapped decode GEMM writes)
+    tiles       how a persistent kernel's CTAs take tiles: "static" (CTA c of P: c, c + P, ...) or "dynamic" (after
+                the first, from a launch-wide counter: balances tiles of unequal cost; not with cluster=2 or streamk)
     warps       the warp grid (WM, WN) of a tile's mma.sync fragments (tile-to-fragments' `warps`); None: the pass
                 picks it from the tile. sm_90a's wgmma kernels take one warpgroup per 64 rows and refuse others.
 """
@@ -27,7 +29,7 @@ from dataclasses import asdict, dataclass, fields
 
 from tessera.ir import diagnostics as D
 from tessera.target.nvidia.passes.warp_specialize import (CLUSTERS, MAX_SPLITK, MAX_STAGES, MULTICASTS, SCHEDULES,
-                                                          STORES)
+                                                          STORES, TILES)
 
 DEFAULT_PIPELINE = "tessera-lower-to-nv{{arch={arch} stages={stages} schedule={schedule}}}"
 
@@ -59,6 +61,7 @@ class LaunchShape:
     overlap: bool = True
     warps: tuple[int, int] | None = None
     store: str = "tma"
+    tiles: str = "static"
 
     def __post_init__(self) -> None:
         if self.warps is not None:
@@ -86,6 +89,11 @@ class LaunchShape:
             raise _fail(f"overlap={self.overlap!r} must be True or False")
         if not isinstance(self.streamk, bool):
             raise _fail(f"streamk={self.streamk!r} must be True or False")
+        if self.tiles not in TILES:
+            raise _fail(f"tiles={self.tiles!r} is not one of {', '.join(map(repr, TILES))}")
+        if self.tiles == "dynamic" and (self.cluster > 1 or self.streamk):
+            raise _fail(f"tiles='dynamic' with {'cluster=2' if self.cluster > 1 else 'streamk=True'}: dynamic tiles "
+                        "go to single CTAs one at a time", hint="use tiles='static' with clusters and stream-K")
         if self.streamk and self.splitk > 1:
             raise _fail(f"streamk with splitk={self.splitk}: stream-K already shares a tile's K steps among CTAs",
                         hint="use one of streamk=True and splitk > 1")

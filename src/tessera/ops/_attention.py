@@ -118,7 +118,8 @@ def kernel_specs(dtype, Dh, causal, even, fold, cfg, hopper: bool):
     specs = (q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"))
     meta = {**cfg.meta(), "CAUSAL": causal, "EVEN_N": even, "FOLD_SCALE": fold}
     knobs = {"stages": cfg.stages, **({"schedule": cfg.schedule} if hopper and cfg.schedule else {}),
-             **({"overlap": cfg.overlap} if hopper and cfg.overlap is not None else {})}
+             **({"overlap": cfg.overlap} if hopper and cfg.overlap is not None else {}),
+             **({"tiles": cfg.tiles} if hopper and cfg.tiles not in (None, "static") else {})}
     return specs, meta, knobs
 
 

@@ -55,6 +55,7 @@ class AttentionConfig:
     stages: int = 1
     schedule: str | None = None  # sm_90a only: "cooperative" or "pingpong" (the consumers' mmas take turns)
     overlap: bool | None = None  # sm_90a only: False waits for each wgmma where it is issued (A/B runs)
+    tiles: str | None = None  # sm_90a only: "dynamic" takes tiles from a launch-wide counter (None: static)
 
     def meta(self) -> dict:
         return {"BLOCK_M": self.BLOCK_M, "BLOCK_N": self.BLOCK_N}

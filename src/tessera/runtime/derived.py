@@ -35,7 +35,8 @@ class DerivedParams:
         self.count = len(params)
         self.tmaps = tma.slots_of(signature)
         self.grid_params = tuple((i, p.dim) for i, p in enumerate(params) if p.role == "grid")
-        self.scratch_params = tuple((i, p.dim, p.per_cta) for i, p in enumerate(params) if p.role == "scratch")
+        self.scratch_params = tuple((i, p.dim, p.per_cta, getattr(p, "head", 0)) for i, p in enumerate(params)
+                                    if p.role == "scratch")
         self.scratch = Scratch(kernel)
         derived = {i for i, p in enumerate(params) if p.role in ("tmap", "grid", "scratch")}
         self.given = tuple(i for i in range(self.count) if i not in derived)  # positions the caller fills
@@ -88,9 +89,9 @@ class DerivedParams:
                 physical, logical = self.launch_grid(grid, device)
             for at, dim in self.grid_params:
                 full[at] = logical[dim]
-            for at, per_tile, per_cta in self.scratch_params:
-                full[at] = self.scratch.address(device, scratch_bytes(per_tile, logical, per_cta, physical), host,
-                                                stream_key(stream))
+            for at, per_tile, per_cta, head in self.scratch_params:  # the parameter points past the head
+                full[at] = head + self.scratch.address(device, head + scratch_bytes(per_tile, logical, per_cta,
+                                                                                    physical), host, stream_key(stream))
             if self.persistent:
                 grid = physical
         return grid, full

@@ -440,17 +440,19 @@ def _launch_grid(kernel: EmittedKernel, logical: tuple[int, int, int]) -> tuple[
                          kernel.streamk)[0]
 
 
-def run_on_host(kernel: EmittedKernel, args, grid) -> None:
+def run_on_host(kernel: EmittedKernel, args, grid, scratch: np.ndarray | None = None) -> None:
     """Run `kernel` over `grid` on the CPU; numpy array arguments (views allowed) are updated in place.
 
     `args` follows the func.func signature (memrefs as numpy arrays, scalars as
     Python numbers); sizes and strides are taken from the arrays, as the runtime would.
     A TMA tensor map is described from its array; a persistent kernel gets the
     logical `grid` in its grid parameters and runs on PERSISTENT_CTAS CTAs (fewer if the grid is smaller);
-    split-K scratch is a fresh zeroed buffer.
+    split-K scratch is a fresh zeroed buffer, or `scratch` (uint8, large enough), kept by the caller across
+    launches as the runtime keeps its own (its counters must come back to zero).
     """
     logical = tuple(grid) + (1,) * (3 - len(tuple(grid)))
     values: list = []
+    scratches: list = []  # alive until the launch returns
     arrays = iter(args)
     current = None
     for p in kernel.params:
@@ -477,8 +479,15 @@ def run_on_host(kernel: EmittedKernel, args, grid) -> None:
         elif p.role == "scratch":  # zeroed, as the runtime's Scratch buffer starts
             from tessera.runtime.scratch import scratch_bytes
 
-            scratch = np.zeros(scratch_bytes(p.dim, logical, p.per_cta, _launch_grid(kernel, logical)), np.uint8)
-            values.append(ctypes.c_void_p(scratch.ctypes.data))
+            head = getattr(p, "head", 0)  # the parameter points past the dynamic tile scheduler's counter
+            need = head + scratch_bytes(p.dim, logical, p.per_cta, _launch_grid(kernel, logical))
+            if scratch is not None and (scratch.dtype != np.uint8 or scratch.size < need
+                                        or not scratch.flags.c_contiguous):
+                raise D.TesseraError(D.RUNTIME_ARG_INVALID, f"scratch must be a contiguous uint8 array of at least "
+                                                            f"{need} bytes")
+            buf = np.zeros(need, np.uint8) if scratch is None else scratch
+            scratches.append(buf)
+            values.append(ctypes.c_void_p(buf.ctypes.data + head))
         else:
             values.append(_C_TYPES[p.ctype](current))
     argv = (ctypes.c_void_p * len(values))(*[v[1] if isinstance(v, tuple) else ctypes.cast(ctypes.pointer(v),

@@ -126,26 +126,33 @@ def _signature(e: Emitter, kernel: func.FuncOp) -> list[KernelParam]:
     record = _scratch_record(kernel)
     if record:
         e.taken.add("tsr_scratch")
-        params.append(KernelParam("tsr_scratch", "unsigned char*", -1, "scratch", record[0], per_cta=record[1]))
+        params.append(KernelParam("tsr_scratch", "unsigned char*", -1, "scratch", record[0], per_cta=record[1],
+                                  head=record[2]))
     return params
 
 
-def _scratch_record(kernel: func.FuncOp) -> tuple[int, int] | None:
-    """(bytes per logical tile, bytes per launched CTA) of scratch that the kernel's nv.splitk_fixup or
-    nv.streamk_fixup ops address (None: none); a kernel has one layout."""
+def _scratch_record(kernel: func.FuncOp) -> tuple[int, int, int] | None:
+    """(bytes per logical tile, bytes per launched CTA, bytes before the pointer) of scratch that the kernel's
+    nv.splitk_fixup or nv.streamk_fixup ops and its nv.tile_fetch address (None: none); a kernel has one layout."""
     from tessera.target.nvidia.ir.hopper_ops import SplitkFixupOp, StreamkFixupOp
+    from tessera.target.nvidia.ir.sched_ops import TileFetchOp
 
     sizes = {}
+    head = 0
     for op in kernel.walk():
         if isinstance(op, SplitkFixupOp):
             sizes[(op.record_bytes(op.n.value.data, op.splits.value.data, op.blocks.value.data), 0)] = op
         elif isinstance(op, StreamkFixupOp):
             sizes[(op.COUNTER_BYTES, 2 * op.slot_bytes(op.n.value.data, op.blocks.value.data))] = op
+        elif isinstance(op, TileFetchOp):
+            head = op.COUNTER_BYTES
     if len(sizes) > 1:
         raise D.TesseraError(D.EMIT_UNSUPPORTED, f"the fixup ops of @{kernel.sym_name.data} disagree on the scratch "
                                                  f"layout ({sorted(sizes)} bytes per tile and per CTA): a kernel has "
                                                  "one", op=list(sizes.values())[1])
-    return next(iter(sizes), None)
+    if not sizes and not head:
+        return None
+    return (*next(iter(sizes), (0, 0)), head)
 
 
 def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:

@@ -44,7 +44,8 @@ class KernelParam:
     `box` = (rows, cols) with a `swizzle`-byte swizzle, zero fill out of bounds)
     and `grid` (logical grid size along axis `dim` of a persistent kernel; `arg` is -1), and `scratch`
     (a runtime-owned buffer of `dim` bytes per logical tile and `per_cta` bytes per launched CTA, for split-K's
-    and stream-K's partials and counters; `arg` is -1).
+    and stream-K's partials and counters, after `head` bytes that the parameter points past: the dynamic tile
+    scheduler's counter; `arg` is -1).
     """
 
     name: str
@@ -55,6 +56,7 @@ class KernelParam:
     box: tuple[int, ...] = ()
     swizzle: int = 0
     per_cta: int = 0
+    head: int = 0
 
 
 @dataclass(frozen=True)

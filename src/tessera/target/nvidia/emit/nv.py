@@ -22,6 +22,7 @@ from tessera.target.nvidia.emit.wgacc import (box_begin, box_end, declare_stagin
                                         staged_store)
 from tessera.target.nvidia.emit.hopper import PRELUDE as HOPPER_PRELUDE
 from tessera.target.nvidia.emit.hopper import PROVIDES as HOPPER_PROVIDES
+from tessera.target.nvidia.emit import sched as emit_sched
 from tessera.target.nvidia.emit import splitk as emit_splitk
 from tessera.target.nvidia.emit import wgreg as emit_wgreg
 from tessera.target.nvidia.emit import c_types as C
@@ -334,7 +335,7 @@ C.PRELUDE.update(emit_wgreg.PRELUDE)
 C.PROVIDES.update(emit_wgreg.PROVIDES)
 
 NV_EMITTERS = {
-    **HOPPER_EMITTERS, **emit_splitk.EMITTERS, **emit_wgreg.EMITTERS,
+    **HOPPER_EMITTERS, **emit_splitk.EMITTERS, **emit_wgreg.EMITTERS, **emit_sched.EMITTERS,
     "nv.block_id": emit_grid, "nv.grid_dim": emit_grid, "nv.barrier": emit_barrier, "nv.scan_shared": emit_scan_shared,
     "nv.alloc_shared": emit_alloc_shared, "nv.cp_async_tile": emit_cp_async_tile,
     "nv.cp_async_wait": emit_cp_async_wait, "nv.ldfrag_shared": emit_ldfrag_shared,

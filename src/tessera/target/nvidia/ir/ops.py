@@ -318,7 +318,9 @@ from tessera.target.nvidia.ir.hopper_ops import HOPPER_OPS  # noqa: E402 - the H
 
 from tessera.target.nvidia.ir.wgreg_ops import WGREG_OPS  # noqa: E402 - likewise
 
-NV_OPS = NV_OPS + HOPPER_OPS + tuple(WGREG_OPS)
+from tessera.target.nvidia.ir.sched_ops import SCHED_OPS  # noqa: E402 - likewise
+
+NV_OPS = NV_OPS + HOPPER_OPS + tuple(WGREG_OPS) + SCHED_OPS
 Nv = Dialect("nv", list(NV_OPS), [SmemType, AsyncGroupType])
 register_dialect(Nv)
 

@@ -1,4 +1,4 @@
-"""warp-specialize{arch stages group_m schedule cluster multicast store splitk streamk}: a wgmma K-loop kernel -> a persistent,
+"""warp-specialize{arch stages group_m schedule cluster multicast store splitk streamk tiles}: a wgmma K-loop kernel -> a persistent,
 warp-specialised sm_90a nv kernel.
 
 Input: what tile-to-fragments{arch=sm_90a} makes of a GEMM-shaped tile
@@ -34,7 +34,8 @@ Output (nv IR, one thread's view; see `tessera.target.nvidia.ir.hopper_ops`):
   tiles at a time, so a wave reuses A and B tiles from L2); `tile.program_id`
   becomes the tile's coordinates. A running step counter gives every K step
   its slot (counter % stages) and barrier phase ((counter / stages) % 2),
-  the same sequence in both roles;
+  the same sequence in both roles; with tiles=dynamic a CTA's tiles after its first come from a launch-wide
+  counter instead (`ws_sched`: the producer fetches, the consumers follow through shared memory);
 * cluster=2: CTA pairs (`__cluster_dims__`) walk pairs of tile rows; each
   CTA loads half of the B box and multicasts it, consumers release a slot
   on both CTAs' `empty` barriers, and cluster syncs bracket the kernel;
@@ -74,6 +75,7 @@ from tessera.target.nvidia.passes.wgmma_kloop import KLOOP_OPS, is_scalar, match
 from tessera.ir.fragment_ops import AllocOp, AsyncCopyOp, FragmentPackOp, FragmentZeroOp
 from tessera.target.nvidia.passes.ws_body import lower_body
 from tessera.target.nvidia.passes.ws_builder import MULTICASTS, Builder
+from tessera.target.nvidia.passes.ws_sched import TILES
 
 MAX_STAGES = 8
 SCHEDULES = ("cooperative", "pingpong")
@@ -84,9 +86,9 @@ MAX_SPLITK = H.SplitkFixupOp.MAX_SPLITS
 
 def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int,
                  schedule: str = "cooperative", cluster: int = 1, store: str = "tma", splitk: int = 1,
-                 multicast: str = "b", streamk: bool = False) -> None:
+                 multicast: str = "b", streamk: bool = False, tiles: str = "static") -> None:
     kl = match(kernel, mma)
-    builder = Builder(kl, stages, group_m, schedule, cluster, store, splitk, multicast, streamk)
+    builder = Builder(kl, stages, group_m, schedule, cluster, store, splitk, multicast, streamk, tiles)
     _replace_body(kernel, builder.body(), kl.consumers, builder.lay.total)
     if cluster > 1:
         kernel.attributes["nv.cluster"] = IntegerAttr(cluster, i64)
@@ -133,6 +135,10 @@ class WarpSpecialize(ModulePass):
             leading wgmmas run under this step's tail (attention: the softmax of step j+1 under P(j) V(j));
             with 0 each wgmma is waited for where it is issued. The GEMM K-loop always keeps one group in
             flight, and ping-pong's turns wait at once, so neither reads it.
+        tiles: static (CTA c of P runs tiles c, c + P, ...) or dynamic (after its first, a CTA takes the next
+            tile from a launch-wide counter, so CTAs that drew cheap tiles run more of them: for tiles of
+            unequal cost, such as causal attention's). Not with cluster=2, streamk=1, or a GEMM K-loop's
+            pingpong (its consumers alternate the tiles of a static walk).
     """
 
     name = "warp-specialize"
@@ -147,6 +153,7 @@ class WarpSpecialize(ModulePass):
     splitk: int = 1
     streamk: int = 0
     overlap: int = 1
+    tiles: str = "static"
 
     def __post_init__(self) -> None:
         parse_arch(self.arch)
@@ -168,6 +175,8 @@ class WarpSpecialize(ModulePass):
             raise ValueError(f"warp-specialize: overlap={self.overlap} must be 0 or 1")
         if self.store not in STORES:
             raise ValueError(f"warp-specialize: store={self.store} is not one of {', '.join(STORES)}")
+        if self.tiles not in TILES:
+            raise ValueError(f"warp-specialize: tiles={self.tiles} is not one of {', '.join(TILES)}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = parse_arch(self.arch)
@@ -182,11 +191,11 @@ class WarpSpecialize(ModulePass):
             try:
                 if _gemm_shaped(kernel, mmas):
                     lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule, self.cluster,
-                                 self.store, self.splitk, self.multicast, bool(self.streamk))
+                                 self.store, self.splitk, self.multicast, bool(self.streamk), self.tiles)
                 else:
                     self._check_body_options(mmas[0])
                     lower_body_kernel(kernel, mmas, self.stages, self.group_m, self.schedule == "pingpong",
-                                      bool(self.overlap))
+                                      bool(self.overlap), self.tiles)
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location
@@ -226,8 +235,8 @@ def _gemm_shaped(kernel: func.FuncOp, mmas: list) -> bool:
 
 
 def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int, pingpong: bool = False,
-                      overlap: bool = True) -> None:
-    builder = lower_body(kernel, mmas, stages, group_m, pingpong, overlap)
+                      overlap: bool = True, tiles: str = "static") -> None:
+    builder = lower_body(kernel, mmas, stages, group_m, pingpong, overlap, tiles)
     _replace_body(kernel, builder.body(), builder.consumers, builder.total)
 
 

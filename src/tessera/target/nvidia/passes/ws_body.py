@@ -44,6 +44,7 @@ from tessera.target.nvidia.passes.ws_builder import LOCAL_TILE, REGS, Builder, r
 from tessera.target.nvidia.passes.ws_layout import _swizzle
 from tessera.target.nvidia.passes.ws_overlap import InFlight, Rotation, plan_rotation, wgmma_inputs
 from tessera.target.nvidia.passes.ws_regs import Regs, lower_all
+from tessera.target.nvidia.passes.ws_sched import DynamicTiles
 from tessera.target.nvidia.passes.ws_tile_overlap import TileOverlap
 from tessera.target.nvidia.passes.ws_units import Units
 
@@ -227,7 +228,8 @@ def _plan_smem(body: Body, at: Operation, stages: int = 1) -> int:
 class BodyBuilder(TileOverlap, Builder):
     """The persistent producer / consumer kernel of a matched loop body (see the module docstring)."""
 
-    def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False, overlap: bool = True):
+    def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False, overlap: bool = True,
+                 tiles: str = "static"):
         self.body_ = body
         self.stages = stages
         self.overlap = overlap
@@ -251,6 +253,10 @@ class BodyBuilder(TileOverlap, Builder):
                 self.carry = None
         self.slot_now: SSAValue | None = None  # the fixed operands' slot of the tile being lowered
         self.total = _plan_smem(body, body.mmas[0].op, stages)
+        self.sched = None
+        if tiles == "dynamic":  # the hand-over ring of the dynamic tile scheduler follows the barriers
+            self.sched = DynamicTiles.place(self.total, 128 * body.consumers)
+            self.total = self.sched.end
         if self.total > SMEM_LIMIT[(9, 0)]:
             raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of the loop's staged tiles need {self.total} "
                                                      f"bytes of shared memory; sm_90a has {SMEM_LIMIT[(9, 0)]}",
@@ -277,6 +283,8 @@ class BodyBuilder(TileOverlap, Builder):
             # before a slower warp of it has seen the first (its parity wait would then never return)
             releases = self.consumers if st.ring else 128 * self.consumers
             ops += [H.MbarrierInitOp(st.full, count, 1), H.MbarrierInitOp(st.empty, count, releases)]
+        if self.sched is not None:
+            ops += self.sched.init()
         tid = H.ThreadIdOp()
         ops.append(tid)
         wg = binop(ops, arith.DivSIOp, tid.result, 128)
@@ -340,8 +348,12 @@ class BodyBuilder(TileOverlap, Builder):
     def _fixed_slot(self, ops: list, mapping: dict) -> tuple[SSAValue, SSAValue]:
         """(slot, phase parity) of this tile's fixed operands: with one slot, slot 0 in phase ordinal % 2; with
         two, slot ordinal % 2 in phase (ordinal / 2) % 2 (ordinal: the tile's count in this CTA so far)."""
-        t, start, step = mapping[LOCAL_TILE]
-        ordinal = binop(ops, arith.DivSIOp, binop(ops, arith.SubiOp, t, start), step)
+        local = mapping[LOCAL_TILE]
+        if isinstance(local, SSAValue):  # the loop carries it (tiles=dynamic)
+            ordinal = local
+        else:
+            t, start, step = local
+            ordinal = binop(ops, arith.DivSIOp, binop(ops, arith.SubiOp, t, start), step)
         if self.fixed_slots == 1:
             return index_const(ops, 0), binop(ops, arith.RemSIOp, ordinal, 2)
         return ring_slot(ops, ordinal, self.fixed_slots)
@@ -639,6 +651,6 @@ def _is_zero(v: SSAValue) -> bool:
 
 
 def lower_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp], stages: int, group_m: int,
-               pingpong: bool = False, overlap: bool = True) -> BodyBuilder:
+               pingpong: bool = False, overlap: bool = True, tiles: str = "static") -> BodyBuilder:
     body = match_body(kernel, mmas)
-    return BodyBuilder(body, stages, group_m, pingpong, overlap)
+    return BodyBuilder(body, stages, group_m, pingpong, overlap, tiles)

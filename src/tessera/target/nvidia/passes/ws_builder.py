@@ -12,16 +12,19 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, SSAValue
 
+from tessera.ir import diagnostics as D
 from tessera.ir import tile_ops as T
 from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import ops as nv
+from tessera.target.nvidia.ir.types import SMEM_LIMIT
 from tessera.target.nvidia.passes.wgmma_epilogue import Epilogue
 from tessera.target.nvidia.passes.ws_layout import plan_layout
+from tessera.target.nvidia.passes.ws_sched import DynamicTiles
 from tessera.target.nvidia.passes.ws_units import (FIRST_SLOT, HEAD, K_RANGE, PIECE, PIECES, REAL_TILE, SPLIT, TILE,
                                                    Units)
 from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, KLoop, binop, cmpi, index_const, refuse, is_scalar
 
-LOCAL_TILE = object()  # mapping key: (t, first, step) of the persistent loop, for a tile's ordinal in this CTA
+LOCAL_TILE = object()  # mapping key: a tile's ordinal in this CTA, or (t, first, step) of a static loop to compute it
 MULTICASTS = ("b", "a")  # the operand a 2-CTA cluster shares: b (pairs of tile rows) or a (pairs of tile columns)
 # setmaxnreg per consumer count: 128 * producer + 128 * consumers * consumer <= 64K registers (multiples of 8)
 REGS = {2: (40, 232), 3: (32, 160)}  # one consumer keeps the even share (no setmaxnreg); 3: as FlashAttention-3
@@ -31,7 +34,8 @@ class Builder:
     """Builds the new kernel body from a matched K-loop (see the module docstring)."""
 
     def __init__(self, kl: KLoop, stages: int, group_m: int, schedule: str = "cooperative", cluster: int = 1,
-                 store: str = "tma", splitk: int = 1, multicast: str = "b", streamk: bool = False):
+                 store: str = "tma", splitk: int = 1, multicast: str = "b", streamk: bool = False,
+                 tiles: str = "static"):
         self.kl, self.cluster, self.splitk, self.streamk = kl, cluster, splitk, streamk
         if streamk and splitk > 1:
             raise refuse(kl.mma, f"streamk with splitk={splitk}: stream-K already shares a tile's K steps among "
@@ -50,6 +54,16 @@ class Builder:
         self.grid_axes = 1 + max([op.axis.data for op in kl.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
         self.units = Units(kl, group_m, cluster, splitk, self.pair_axis, streamk)
+        self.sched = None
+        if tiles == "dynamic":
+            refuse_dynamic(kl.mma, cluster=cluster, streamk=streamk, whole_tiles=self.pingpong)
+            self.sched = DynamicTiles.place(self.lay.total, 128 * kl.consumers)
+            self.lay.extra = self.sched.end - self.lay.total
+            if self.lay.total > SMEM_LIMIT[(9, 0)]:
+                raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"tiles=dynamic's hand-over ring needs {DynamicTiles.BYTES} "
+                                                         f"bytes more shared memory than the {self.lay.total - self.lay.extra} "
+                                                         f"this kernel has; sm_90a has {SMEM_LIMIT[(9, 0)]}",
+                                     op=kl.mma, hint="use fewer stages, or tiles=static")
 
     # -- the kernel body --------------------------------------------------------------
     def body(self) -> list[Operation]:
@@ -60,6 +74,8 @@ class Builder:
                                 H.MbarrierInitOp(lay.empty, lay.stages, readers * self.cluster)]
         if self.pingpong:
             ops.append(H.MbarrierInitOp(lay.turn, 2, 1))
+        if self.sched is not None:
+            ops += self.sched.init()
         if self.cluster > 1:  # peers signal these barriers: they must exist first
             ops.append(H.ClusterSyncOp())
         tid = H.ThreadIdOp()
@@ -117,6 +133,14 @@ class Builder:
             ncta = binop(ops, arith.DivSIOp, ncta, self.cluster)
         first_unit, total, stride = units.walk(ops, total, bid, ncta)
         start, step, it0 = first_unit, stride, index_const(ops, 0)
+        if self.sched is not None:
+            def unit(inner: list, t: SSAValue, n: SSAValue, carried: list):
+                mapping = units.setup(inner, t)
+                mapping[LOCAL_TILE] = n
+                return [self.k_loop(inner, role, carried[0], mapping, consumer)], None
+
+            self.sched.walk(ops, role, start, total, ncta, [it0], unit)
+            return ops
         alternate = role == "consumer" and self.pingpong
         if alternate:
             start = binop(ops, arith.AddiOp, first_unit, binop(ops, arith.MuliOp, consumer, stride))
@@ -303,6 +327,18 @@ class Builder:
     def release(self, ops: list, slot: SSAValue) -> None:
         """Hand `slot` back to the producer (in a cluster, to every CTA's producer: each multicast into it)."""
         ops.append(H.MbarrierArriveOp(slot, self.lay.empty, cluster=self.cluster if self.cluster > 1 else None))
+
+
+def refuse_dynamic(at, cluster: int = 1, streamk: bool = False, whole_tiles: bool = False) -> None:
+    """tiles=dynamic hands out single units to single CTAs, in one sequence that every consumer follows."""
+    for bad, what, hint in ((cluster > 1, f"cluster={cluster}: a cluster's CTAs take neighbouring tiles together",
+                             "use cluster=1"),
+                            (streamk, "streamk=1: stream-K deals every CTA a fixed share of the K steps",
+                             "use tiles=static with streamk"),
+                            (whole_tiles, "schedule=pingpong on a GEMM K-loop: its consumers take alternate "
+                                          "tiles of a static walk", "use schedule=cooperative")):
+        if bad:
+            raise refuse(at, f"tiles=dynamic with {what}", hint)
 
 
 def _pid_axes(kl: KLoop, value: SSAValue) -> set[int]:

@@ -40,6 +40,7 @@ class Layout:
     turns: int = 0  # 2 with schedule=pingpong
     staging: int = 0  # bytes of the TMA store epilogue's buffers (16 KiB per consumer warpgroup), after B
     words: int = 0  # split-K: one 4-byte word per consumer warpgroup, after the barriers
+    extra: int = 0  # bytes after those: tiles=dynamic's hand-over ring (ws_sched)
 
     def warpgroup_bytes(self, kl: KLoop) -> int:
         """Bytes from one consumer warpgroup's 64 rows of A to the next: 64 rows of a K-major box, or (MN-major)
@@ -77,7 +78,7 @@ class Layout:
 
     @property
     def total(self) -> int:
-        return self.word + 4 * self.words
+        return self.word + 4 * self.words + self.extra
 
 
 def tma_storable(kl: KLoop) -> bool:

@@ -67,7 +67,21 @@ class TileOverlap:
         ops += [bid, ncta]
         start, total, step = units.walk(ops, total, bid.result, ncta.result)
         it0 = index_const(ops, 0)
-        first = self._next_head(ops, start, start, step, total, it0, consumer, None)
+        if self.sched is not None:  # tiles=dynamic: the next tile is the one the producer handed over
+            first = self._next_head(ops, start, index_const(ops, 0), total, it0, consumer, None)
+
+            def unit(inner: list, t: SSAValue, n: SSAValue, carried: list):
+                it, *pre = carried
+                mapping = units.setup(inner, t)
+                mapping[LOCAL_TILE] = n
+                it_out, regs = self._consume(inner, it, mapping, consumer, dict(zip(self.carry, pre)))
+                nxt = self.sched.receive(inner, n)
+                n1 = binop(inner, arith.AddiOp, n, 1)
+                return [it_out, *self._next_head(inner, nxt, n1, total, it_out, consumer, regs)], nxt
+
+            self.sched.walk(ops, "consumer", start, total, ncta.result, [it0, *first], unit)
+            return ops
+        first = self._next_head(ops, start, (start, start, step), total, it0, consumer, None)
         block = Block(arg_types=[IndexType(), IndexType(), *(v.type for v in first)])
         t, it, *pre = block.args
         inner: list[Operation] = []
@@ -75,15 +89,16 @@ class TileOverlap:
         mapping[LOCAL_TILE] = (t, start, step)
         it_out, regs = self._consume(inner, it, mapping, consumer, dict(zip(self.carry, pre)))
         nxt = binop(inner, arith.AddiOp, t, step)
-        carried = self._next_head(inner, nxt, start, step, total, it_out, consumer, regs)
+        carried = self._next_head(inner, nxt, (nxt, start, step), total, it_out, consumer, regs)
         inner.append(scf.YieldOp(it_out, *carried))
         block.add_ops(inner)
         ops.append(scf.ForOp(start, total, step, [it0, *first], block))
         return ops
 
-    def _next_head(self, ops: list, t: SSAValue, start: SSAValue, step: SSAValue, total: SSAValue,
-                   it: SSAValue, consumer: SSAValue, epilogue_regs) -> list[SSAValue]:
-        """Step 0's early part of tile `t` (issued at ring step `it`), then the epilogue of the tile before it
+    def _next_head(self, ops: list, t: SSAValue, local, total: SSAValue, it: SSAValue, consumer: SSAValue,
+                   epilogue_regs) -> list[SSAValue]:
+        """Step 0's early part of tile `t` (its ordinal, or (t, first, step) of the static walk: `local`; issued at
+        ring step `it`), then the epilogue of the tile before it
         (`epilogue_regs`; None: no tile before), then the wait for the early wgmmas; their results, complete.
 
         Straight-line code, so the epilogue is emitted once: only the barrier waits and the ring-slot releases
@@ -92,7 +107,7 @@ class TileOverlap:
         bd, rot = self.body_, self.rotation
         loop = bd.loop
         mapping = self.units.setup(ops, t)
-        mapping[LOCAL_TILE] = (t, start, step)
+        mapping[LOCAL_TILE] = local
         runs = binop(ops, arith.AndIOp, cmpi(ops, t, total, "slt"),
                      cmpi(ops, self.units.trip(ops, mapping), index_const(ops, 0), "sgt"))
         regs = self._tile_regs(ops, mapping, consumer)
