@@ -135,7 +135,7 @@ ATTN_CASES = [(cand, d, causal) for d in (64, 128) for causal in (False, True) f
 
 @pytest.mark.parametrize("cand, d, causal", ATTN_CASES,
                          ids=["{BLOCK_M}x{BLOCK_N}s{stages}-{schedule}".format(**c) + f"-d{d}-{'causal' if k else 'full'}"
-                              for c, d, k in ATTN_CASES])
+                              + ("-" + c["tiles"] if "tiles" in c else "") for c, d, k in ATTN_CASES])
 def test_every_attention_candidate_runs_pinned(cand, d, causal):
     """Each config the tuner may pick, pinned, on a ragged GQA shape: O and LSE against float64."""
     B, H, H_kv, S = 2, 4, 2, 2 * cand["BLOCK_M"] + 45

@@ -76,7 +76,8 @@ CASES = [(cfg, D, causal) for D in (64, 128) for causal in (False, True)
 
 def _case_id(case) -> str:
     cfg, D, causal = case
-    return f"{cfg.BLOCK_M}x{cfg.BLOCK_N}s{cfg.stages}-{cfg.schedule}-d{D}" + "-causal" * causal
+    return (f"{cfg.BLOCK_M}x{cfg.BLOCK_N}s{cfg.stages}-{cfg.schedule}-d{D}" + "-causal" * causal
+            + "-dynamic" * (cfg.tiles == "dynamic"))
 
 
 @pytest.mark.parametrize("cfg, D, causal", CASES, ids=[_case_id(c) for c in CASES])
@@ -85,9 +86,9 @@ def test_compiles_with_hgmma_and_no_local_memory(cfg, D, causal, fast):
     """Every config ops.attention picks on sm_90 (default or tuned), plain and as ops mostly runs it (EVEN_N,
     FOLD_SCALE)."""
     traced = _trace(D, causal, cfg.BLOCK_N, BM=cfg.BLOCK_M, even=fast, fold=fast)
-    ck = tessera.compile(traced, "sm_90a", stages=cfg.stages, schedule=cfg.schedule)
-    tiles = _overlaps_tiles(lower(traced, LaunchShape(stages=cfg.stages, schedule=cfg.schedule).pipeline("sm_90a"),
-                                  "sm_90a")[0])
+    ck = tessera.compile(traced, "sm_90a", stages=cfg.stages, schedule=cfg.schedule, tiles=cfg.tiles)
+    tiles = _overlaps_tiles(lower(traced, LaunchShape(stages=cfg.stages, schedule=cfg.schedule,
+                                                      tiles=cfg.tiles).pipeline("sm_90a"), "sm_90a")[0])
     sass = disassemble(ck.cubin)
     usage = next(iter(resource_usage(ck.cubin).values()))
     assert usage.local_bytes == 0 and usage.stack_bytes == 0, usage
@@ -227,7 +228,8 @@ def test_every_config_on_the_host_emulator(i):
     cfg, D, causal = EMULATED[i]
     B, H, H_kv, S_q, S_k = 1, 2, 1, 2 * cfg.BLOCK_M + 3, 2 * cfg.BLOCK_N + 61
     module, _ = lower(_trace(D, causal, cfg.BLOCK_N, BM=cfg.BLOCK_M, fold=True),
-                      default_pipeline("sm_90a", stages=cfg.stages, schedule=cfg.schedule), "sm_90a")
+                      LaunchShape(stages=cfg.stages, schedule=cfg.schedule, tiles=cfg.tiles).pipeline("sm_90a"),
+                      "sm_90a")
     o, lse, (q, k, v, scale) = _run(emit_cuda(module), B, H, H_kv, S_q, S_k, D, "bf16", causal, seed=i, BM=cfg.BLOCK_M)
     ro, rl = FA.reference_attention(q, k, v, scale, causal)
     assert rel_error(o, ro) <= error_bound("bf16"), cfg

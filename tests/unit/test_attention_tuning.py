@@ -72,10 +72,11 @@ def test_without_a_pin_or_cache_the_rule_decides():
 
 
 def test_a_cached_winner_is_used_for_its_key_only():
-    winner = {"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4, "schedule": "cooperative"}
+    winner = {"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4, "schedule": "cooperative", "tiles": "dynamic"}
     assert len(fill_cache(winner)) == len(HA.candidates(128))
-    assert choose() == (AttentionConfig(128, 64, 4, "cooperative"), "cache")
-    assert choose(S_q=4000, S_k=3000) == (AttentionConfig(128, 64, 4, "cooperative"), "cache")  # same buckets
+    assert choose() == (AttentionConfig(128, 64, 4, "cooperative", tiles="dynamic"), "cache")
+    assert choose(S_q=4000, S_k=3000) == (AttentionConfig(128, 64, 4, "cooperative", tiles="dynamic"),
+                                          "cache")  # same buckets
     assert choose(causal=True)[1] == "default"
     assert choose(Dh=64)[1] == "default"
     assert choose(B=64)[1] == "default"  # another column count: another wave shape
@@ -88,7 +89,7 @@ def test_gqa_keys_by_the_packed_rows():
 
 
 def test_a_pin_beats_the_cache_and_the_environment_beats_a_pin(monkeypatch):
-    fill_cache({"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4, "schedule": "cooperative"})
+    fill_cache({"BLOCK_M": 128, "BLOCK_N": 64, "stages": 4, "schedule": "cooperative", "tiles": "dynamic"})
     autotune.pin(HA.OP, {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 3, "schedule": "cooperative"}, D=128)
     assert choose() == (AttentionConfig(64, 128, 3, "cooperative"), "pinned")
     assert choose(Dh=64)[1] == "default"  # the pin names D=128
@@ -97,11 +98,12 @@ def test_a_pin_beats_the_cache_and_the_environment_beats_a_pin(monkeypatch):
 
 
 def test_three_consumer_warpgroups_are_a_head_dim_64_candidate_only(monkeypatch):
-    assert {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative"} in HA.candidates(64)
+    assert {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative", "tiles": "dynamic"} in \
+        HA.candidates(64)
     assert all(c["BLOCK_M"] != 192 for c in HA.candidates(128))
     assert all(c["schedule"] == "cooperative" for d in (64, 128) for c in HA.candidates(d, causal=True))
-    fill_cache({"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3, "schedule": "pingpong"}, Dh=64)
-    assert choose(Dh=64) == (AttentionConfig(192, 128, 3, "pingpong"), "cache")
+    fill_cache({"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3, "schedule": "pingpong", "tiles": "dynamic"}, Dh=64)
+    assert choose(Dh=64) == (AttentionConfig(192, 128, 3, "pingpong", tiles="dynamic"), "cache")
     monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=192,BLOCK_N=128,stages=2,schedule=cooperative")
     assert choose(Dh=64) == (AttentionConfig(192, 128, 2, "cooperative"), "pinned")
     with pytest.raises(TesseraError) as err:  # spills at d = 128
@@ -134,3 +136,18 @@ def test_tune_attention_checks_its_arguments_before_touching_a_gpu(kwargs, words
         HA.tune_attention(s["B"], s["H"], s["S_q"], s["S_k"], s["Dh"], H_kv=s["H_kv"], causal=s["causal"],
                           dtype=s["dtype"])
     assert err.value.code.name == "OPS_AUTOTUNE_INPUT" and words in str(err.value), str(err.value)
+
+
+def test_dynamic_tiles_take_every_multi_consumer_candidate_and_pins_name_either(monkeypatch):
+    """Dynamic tiles balance tiles of unequal cost (causal) and cost nothing on equal ones, so every candidate with
+    two or more consumers takes them; one-consumer (decode) configs, about a tile per SM, stay static. A pin may
+    name either, or leave tiles out (static); anything else is a coded pin error."""
+    for d in (64, 128):
+        for c in HA.candidates(d) + HA.candidates(d, True):
+            assert c.get("tiles", "static") == ("dynamic" if c["BLOCK_M"] > 64 else "static"), c
+    monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=128,BLOCK_N=128,stages=2,schedule=cooperative,tiles=static")
+    assert choose() == (AttentionConfig(128, 128, 2, "cooperative", tiles="static"), "pinned")
+    monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=128,BLOCK_N=128,stages=2,schedule=cooperative,tiles=greedy")
+    with pytest.raises(TesseraError) as err:
+        choose()
+    assert err.value.code.name == "OPS_AUTOTUNE_PIN_INVALID" and "tiles='greedy'" in str(err.value)
