@@ -71,3 +71,29 @@ def test_gemm_runs_every_tile_on_every_launch():
         c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
         ck.launch(G.grid(M, N, BM=128, BN=128), [a, w, c, 1.0], sync=True)
         assert rel_error(f64(c), want) <= error_bound("bf16"), i
+
+
+def test_a_prepared_launch_keeps_its_scratch_and_takes_a_new_one_after_a_drop():
+    """The ops' warm path replays prepared launches: one with the tile counter keeps the stream's scratch buffer
+    (each launch leaves it at zero); after a failed launch drops that buffer (its counters may be raised) the
+    prepared launch goes the full path, to a fresh buffer. Every launch starts from NaN outputs."""
+    B, H, S, D = 2, 16, 1024, 128
+    T = tessera.tensor
+    qs, kvs = T(("B", "H", "S", D), "bf16"), T(("B", "H_kv", "S_k", D), "bf16")
+    traced = FA.flash_attention.trace(qs, kvs, kvs, qs, T(("B", "H", "S"), "f32"), tessera.scalar("f32"),
+                                      BLOCK_M=128, BLOCK_N=128, CAUSAL=True, FOLD_SCALE=True)
+    ck = tessera.compile(traced, "sm_90a", stages=2, tiles="dynamic")
+    q, k, v = (torch.randn(B, H, S, D, device="cuda").bfloat16() for _ in range(3))
+    o, lse = torch.empty_like(q), torch.empty(B, H, S, device="cuda")
+    want_o, _ = FA.reference_attention(f64(q), f64(k), f64(v), causal=True)
+    values, _ = ck.values([q, k, v, o, lse, 1 / math.sqrt(D)])
+    fire = ck.prepare(FA.grid(B, H, S, BLOCK_M=128), values)
+    assert fire is not None
+    scratch = ck._derived.scratch
+    for dropped in (False, False, True, False):
+        if dropped:
+            scratch.drop()
+        o.fill_(float("nan"))
+        fire()
+        assert rel_error(f64(o), want_o) <= error_bound("bf16"), dropped
+    assert scratch.generation == 1

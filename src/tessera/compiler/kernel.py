@@ -202,16 +202,35 @@ class CompiledKernel:
     def prepare(self, grid, values, stream=None, *, device: int = 0):
         """A function of no arguments that repeats `launch_values(grid, values, stream, device=device)` with
         every check, tensor map and conversion done once, now; None where that cannot hold (the host emulator,
-        split-K scratch that an error may replace, arguments the launch converts). Launches nothing itself."""
-        if testing.backend() is not None or self._derived.scratch_params:
+        arguments the launch converts). Launches nothing itself.
+
+        A kernel with runtime scratch (split-K's, stream-K's, the dynamic tile counter) keeps the buffer's
+        address: each complete launch leaves its counters at zero, and a failed one drops the buffer (its
+        counters may be raised), after which the prepared launch takes the full path to a fresh one."""
+        if testing.backend() is not None:
             return None
         loaded = self._loaded.get((device, None))
         if loaded is None:
             loaded = self.loaded(device)
+        given, grid0 = list(values), grid
         if self._derived.active:
             grid, values = self._derived.complete(grid, values, device, False, False, stream)
         # a value left None for the binder (a map of an array it converts first) fails prepare's type check: None
-        return loaded.prepare(grid, self.block, self.smem_bytes, values, stream)
+        fire = loaded.prepare(grid, self.block, self.smem_bytes, values, stream)
+        if fire is None or not self._derived.scratch_params:
+            return fire
+        scratch, generation = self._derived.scratch, self._derived.scratch.generation
+
+        def fire_with_scratch():
+            if scratch.generation != generation:  # dropped after a failed launch: the full path takes a new one
+                return self._launch_list(grid0, list(given), stream, False, device, True)
+            try:
+                return fire()
+            except Exception as err:
+                if getattr(err, "code", None) != D.RUNTIME_ARG_INVALID:
+                    scratch.drop()
+                raise
+        return fire_with_scratch
 
     def launch_grid(self, grid, device: int = 0) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(physical grid, logical grid) of a launch over `grid`: a persistent kernel gets min(CTAs, SMs) CTAs."""

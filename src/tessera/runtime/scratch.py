@@ -54,6 +54,7 @@ class Scratch:
         self.kernel = kernel
         self._buffers: dict[tuple, tuple[int, int, object]] = {}  # key -> (bytes, address, array or device pointer)
         self._retired: list = []  # device buffers outgrown: a queued launch may still use them, so they are kept
+        self.generation = 0  # bumped by `drop`: a launch prepared before it names a buffer whose counters may be raised
 
     def address(self, device: int, nbytes: int, host: bool, stream: int = 0) -> int:
         key = (device, host, stream)
@@ -75,6 +76,7 @@ class Scratch:
         """Forget every buffer (after a failed launch); device buffers are kept alive, not freed."""
         self._retired += [buf for (_, host, _), (_, _, buf) in self._buffers.items() if not host]
         self._buffers.clear()
+        self.generation += 1
 
     def _device_zeros(self, device: int, nbytes: int):
         from tessera.runtime.device import ensure_current
