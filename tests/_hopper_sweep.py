@@ -70,7 +70,7 @@ def trace(cfg: dict, dtype: str, layout: str = "NT"):
 
 def compile_options(cfg: dict) -> dict:
     """tessera.compile's keyword arguments for a config dict (pipeline knobs only)."""
-    return {k: cfg[k] for k in ("stages", "schedule", "cluster", "splitk", "multicast", "streamk") if k in cfg}
+    return {k: cfg[k] for k in ("stages", "schedule", "cluster", "splitk", "multicast", "streamk", "store") if k in cfg}
 
 
 def operands(M: int, N: int, K: int, np_dtype, seed: int, layout: str = "NT"):

@@ -124,6 +124,26 @@ def test_tune_gemm_measures_caches_and_ops_gemm_uses_the_winner():
     assert rec.config["config_source"] == "cache" and rec.config["BN"] == res.config["BN"]
 
 
+@pytest.mark.parametrize("trans_b", [True, False], ids=["NT", "NN"])
+def test_tune_gemm_for_decode_measures_the_swapped_configs_and_ops_runs_the_winner(trans_b):
+    """M <= 64: the swapped configs are candidates (measured as ops runs them: b, a and C's transposed view); the
+    winner, swapped or not, is what the next call runs, against float64."""
+    from tessera.ops import _hopper as H
+
+    M, N, K = 16, 4096, 4096
+    res = ops.tune_gemm(M, N, K, "bf16", layout="NT" if trans_b else "NN", progress=False, runs=3)
+    assert res.source == "measured" and len(res.timings) == len(H.candidates(M, N))
+    swapped = [t for t in res.timings if t.config.get("swap_ab")]
+    assert len(swapped) == 3 and all(t.error is None for t in swapped), [t.error for t in swapped]
+    a = torch.randn((M, K), device="cuda").bfloat16()
+    w = (torch.randn((N, K) if trans_b else (K, N), device="cuda") / K ** 0.5).bfloat16()
+    out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    ops.gemm(a, w, trans_b=trans_b, out=out)
+    rec = ops.last_run()
+    assert rec.config["config_source"] == "cache" and rec.config.get("swap_ab", False) == res.config.get("swap_ab", False)
+    assert rel_error(q(out), G.reference_gemm(q(a), q(w), trans_b=trans_b)) <= error_bound("bf16")
+
+
 # --- ops.attention's sm_90a configs: every autotuning candidate, and the tuner itself ------------------------
 
 from tessera.kernels import flash_attention as FA  # noqa: E402

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tessera.ir.diagnostics import TesseraError
 from tessera.compiler.arrays import ArrayView
 from tessera.ops import _hopper as H
 from tessera.ops import autotune
@@ -321,3 +322,53 @@ def test_decode_gemms_with_epilogue_inputs_or_a_pin_stay_unswapped(tmp_path, mon
                                                      "splitk=1,multicast=b")
         ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, out=out)
         assert "swap_ab" not in ops.last_run().config and ops.last_run().config["config_source"] == "pinned"
+
+
+def test_swapped_configs_are_candidates_only_where_a_product_can_swap():
+    """The tuner measures the swapped decode configs (issue 16: a tuned decode ran unswapped, slower than the
+    rule) for M <= 64 and N >= 128 only; a config dict says swap_ab: True, and round-trips."""
+    swapped = [c for c in H.HOPPER_CANDIDATES if c.get("swap_ab")]
+    assert [H.HopperConfig.from_config(c).as_dict() for c in swapped] == swapped
+    assert {H.swap_config(m).as_dict()["BN"] for m in (1, 16, 32, 64)} == {c["BN"] for c in swapped}
+    assert all(H.swap_config(m).as_dict() in swapped for m in (1, 16, 32, 64))
+    assert all(c in H.candidates(16, 4096) for c in swapped)
+    assert not any(c.get("swap_ab") for c in H.candidates(128, 4096) + H.candidates(16, 64))
+    assert len(H.candidates(128, 4096)) == len(H.HOPPER_CANDIDATES) - len(swapped)
+    with pytest.raises(TesseraError, match="OPS_AUTOTUNE_INPUT.*swap_ab='yes'"):
+        H.HopperConfig.from_config({**swapped[0], "swap_ab": "yes"})
+
+
+def test_a_tuned_swapped_decode_config_runs_swapped_and_gives_way_where_it_cannot(tmp_path, monkeypatch):
+    """A cached swapped winner: ops.gemm runs it swapped (its own BN, from the cache); with a bias the call cannot
+    swap and takes the rule's unswapped config instead of the swapped tile unswapped. Against float64."""
+    import numpy as np
+
+    import tessera.ops as ops
+    from tessera.compiler import testing
+    from tessera.kernels import gemm as G
+    from tessera.reference.oracles import error_bound, rel_error
+
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TESSERA_AUTOTUNE", raising=False)
+    M, N, K = 16, 256, 192
+    winner = next(c for c in H.HOPPER_CANDIDATES if c.get("swap_ab") and c["BN"] == 32)
+    cands = H.candidates(M, N)
+    autotune.tune(H.OP, H.tune_key(M, N, K, "f16"), cands, lambda c: 1e-3 if c == winner else 2e-3, progress=False)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    w = (rng.standard_normal((N, K)) / np.sqrt(K)).astype(np.float16)
+    bias = rng.standard_normal(N).astype(np.float16)
+    f = lambda x: x.astype(np.float64)  # noqa: E731
+    with testing.emulate_on_host("sm_90"):
+        out = np.full((M, N), np.nan, np.float16)
+        ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, out=FakeDeviceArray(out))
+        rec = ops.last_run()
+        assert rec.config["swap_ab"] is True and rec.config["config_source"] == "cache" and rec.config["BN"] == 32
+        assert rel_error(f(out), G.reference_gemm(f(a), f(w), trans_b=True)) <= error_bound("f16")
+        out = np.full((M, N), np.nan, np.float16)
+        ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, bias=FakeDeviceArray(bias),
+                 out=FakeDeviceArray(out))
+        rec = ops.last_run()
+        assert "swap_ab" not in rec.config and rec.config["config_source"] == "default" and rec.config["BM"] == 64
+        ref = G.reference_gemm(f(a), f(w), None, f(bias).reshape(1, N), trans_b=True)
+        assert rel_error(f(out), ref) <= error_bound("f16")

@@ -66,11 +66,16 @@ HOPPER_CANDIDATES = [
      "streamk": True},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 1, "multicast": "b",
      "streamk": True},
+    # decode run swapped (C^T = op(b)^T op(a)^T: the weight fills wgmma's 64 rows, C's M rows are its N): the
+    # `swap_config` family; measured only where a call can swap (M <= SWAP_M, N >= 128; see `candidates`)
+    *({"BM": 64, "BN": bn, "BK": 128, "stages": st, "schedule": "cooperative", "cluster": 1, "splitk": 1,
+       "multicast": "b", "store": "registers", "swap_ab": True} for bn, st in ((16, 8), (32, 6), (64, 4))),
 ]
 TMA_DTYPES = ("bf16", "f16")
 L2_FLUSH_BYTES = 256 << 20  # written before each timed tuning run: more than the L2 of any Hopper part
 SPLITK_MIN_K = 4096  # below this a split's K-loop is too short to pay for the partials' round trip
 TILE = ("BM", "BN", "BK")  # a config dict's tile sizes (the kernel's meta); every other key is a LaunchShape knob
+SWAP = "swap_ab"  # ... or this one, in a config that runs swapped (True only: left out otherwise)
 # The knobs every config dict names, as candidates, pins and cache entries did before stream-K; a knob added since
 # is in the dict only where it is not at its default ("streamk": True), so those written before it stay valid.
 DICT_KNOBS = ("stages", "schedule", "cluster", "splitk", "multicast")
@@ -91,6 +96,7 @@ class HopperConfig:
     BK: int
     shape: LaunchShape
     source: str = "default"  # default | pinned | cache | measured
+    swap: bool = False  # run swapped: the tile is over C^T = op(b)^T op(a)^T (decode; see `swap_config`)
 
     @classmethod
     def from_config(cls, config: dict, source: str = "default") -> "HopperConfig":
@@ -102,8 +108,14 @@ class HopperConfig:
             from tessera.ops._common import OpsError
             raise OpsError(D.OPS_AUTOTUNE_INPUT, OP, f"config {config!r} has no {', '.join(missing)}",
                            hint=f"give the tile sizes {', '.join(TILE)} with the launch-shape knobs")
-        shape = LaunchShape.of({k: v for k, v in config.items() if k not in TILE})
-        return cls(config["BM"], config["BN"], config["BK"], shape, source)
+        swap = config.get(SWAP, False)
+        if swap is not True and swap is not False:
+            from tessera.ir import diagnostics as D
+            from tessera.ops._common import OpsError
+            raise OpsError(D.OPS_AUTOTUNE_INPUT, OP, f"config {config!r} has {SWAP}={swap!r}: True or False",
+                           hint=f"{SWAP}: True runs a decode product swapped (C^T = B^T A^T)")
+        shape = LaunchShape.of({k: v for k, v in config.items() if k not in TILE and k != SWAP})
+        return cls(config["BM"], config["BN"], config["BK"], shape, source, swap)
 
     def __getattr__(self, name: str):
         if name in _KNOBS:  # only called for names the dataclass does not have
@@ -117,7 +129,7 @@ class HopperConfig:
         """The config dict: the tile, the DICT_KNOBS, and each later knob only where it is not at its default."""
         default = LaunchShape()
         knobs = {k: v for k, v in self.shape.as_dict().items() if k in DICT_KNOBS or v != getattr(default, k)}
-        return {**self.meta(), **knobs}
+        return {**self.meta(), **knobs, **({SWAP: True} if self.swap else {})}
 
 
 def _cfg(BM: int, BN: int, stages: int, schedule: str, cluster: int = 1, splitk: int = 1) -> HopperConfig:
@@ -136,7 +148,17 @@ def swap_config(M: int) -> HopperConfig:
     4096, where the unswapped split-K kernel ran 0.96-1.00x."""
     BN = 16 if M <= 16 else 32 if M <= 32 else 64
     stages = {16: 8, 32: 6, 64: 4}[BN]
-    return HopperConfig(64, BN, 128, LaunchShape(stages=stages, schedule="cooperative", store="registers"))
+    return HopperConfig(64, BN, 128, LaunchShape(stages=stages, schedule="cooperative", store="registers"), swap=True)
+
+
+def can_swap(M: int, N: int) -> bool:
+    """A product the swapped kernel takes (the ops also need no C, bias or residual in the epilogue)."""
+    return M <= SWAP_M and N >= 128
+
+
+def candidates(M: int, N: int) -> list[dict]:
+    """The HOPPER_CANDIDATES tune_gemm measures for an M x N product: the swapped ones only where it can swap."""
+    return [c for c in HOPPER_CANDIDATES if not c.get(SWAP) or can_swap(M, N)]
 
 
 def tma_ok(v, rank: int = 2) -> bool:
@@ -236,7 +258,7 @@ def gemm_config(M: int, N: int, K: int, dtype: str, reads_tiles: bool = False, l
         found = tune_gemm(M, N, K, dtype, layout=layout)
     if found is None or (reads_tiles and found.source != "pinned" and found.config["schedule"] == "pingpong"):
         return default_config(M, N, K, reads_tiles, layout)
-    return HopperConfig.from_config(found.config, found.source)
+    return HopperConfig.from_config(found.config, found.source)  # a swapped one: ops runs it swapped if it can
 
 
 def compile_plain(config: dict, dtype: str = "bf16", layout: str = "NT"):
@@ -258,8 +280,8 @@ def compile_plain(config: dict, dtype: str = "bf16", layout: str = "NT"):
 
 def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT", progress: bool | None = None,
               runs: int = 10):
-    """Measure HOPPER_CANDIDATES for an M x N x K product in `layout` (NT: b as [N, K]; see LAYOUTS) on the GPU;
-    cache and return the winner.
+    """Measure the HOPPER_CANDIDATES for an M x N x K product in `layout` (NT: b as [N, K]; see LAYOUTS) on the
+    GPU, the swapped decode ones where the product can swap (`candidates`); cache and return the winner.
 
     Needs torch (CUDA tensors and events). Each candidate is compiled, run on fresh random inputs and timed
     (median of `runs` after a warm-up, each run after an L2 flush); one that fails to compile or launch is
@@ -285,14 +307,18 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT"
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
 
     def measure(config: dict) -> float:
-        ck, cfg = compile_plain(config, dtype, layout)
-        grid = G.grid(M, N, BM=cfg.BM, BN=cfg.BN)
+        if config.get(SWAP):  # as ops runs it: b and a swapped (each read the other way) into C's transposed view
+            ck, cfg = compile_plain(config, dtype, layout_of(not tb, not ta))
+            grid, args = G.grid(N, M, BM=cfg.BM, BN=cfg.BN), [w, a, out.t(), 1.0]
+        else:
+            ck, cfg = compile_plain(config, dtype, layout)
+            grid, args = G.grid(M, N, BM=cfg.BM, BN=cfg.BN), [a, w, out, 1.0]
         stream = torch.cuda.current_stream()
         for i in range(2):  # the first warm-up waits, bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT
-            ck.launch(grid, [a, w, out, 1.0], stream=stream, sync=i == 0)
-        return cold_median_seconds(lambda: ck.launch(grid, [a, w, out, 1.0], stream=stream), runs, flush, stream)
+            ck.launch(grid, args, stream=stream, sync=i == 0)
+        return cold_median_seconds(lambda: ck.launch(grid, args, stream=stream), runs, flush, stream)
 
-    return autotune.tune(OP, tune_key(M, N, K, dtype, layout), HOPPER_CANDIDATES, measure, progress=progress)
+    return autotune.tune(OP, tune_key(M, N, K, dtype, layout), candidates(M, N), measure, progress=progress)
 
 
 def cold_median_seconds(launch, runs: int, flush, stream) -> float:
