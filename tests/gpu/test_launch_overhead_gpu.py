@@ -82,7 +82,7 @@ def test_warm_gemm_launches_keep_memory_flat_and_cost_little():
     c_ops, c_ck, c_raw, c_bare = (torch.zeros(M, N, device="cuda") for _ in range(4))
 
     ops.gemm(a, b, c_ops, beta=1.0, out=c_ops)  # compile, load, and warm the plan
-    plan = _plans[("gemm", "cuda", 0, "bf16", "f32", True, None, None, False, False, "none", gemm_config(M, N, K))]
+    plan = _plans[("gemm", "cuda", 0, "bf16", "f32", True, None, None, False, False, "none", gemm_config(M, N, K), False)]
     ck = plan.compiled
     grid = (1, 1)
     raw_values, _ = ck.values([a, b, c_raw, 1.0, 1.0])

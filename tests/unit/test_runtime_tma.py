@@ -403,6 +403,51 @@ def test_each_stream_has_its_own_split_k_scratch():
     assert a != b and s.address(0, 64, host=True, stream=0x1234) == a
 
 
+def test_a_stream_capturing_a_graph_takes_its_scratch_from_torch_or_a_coded_error(monkeypatch):
+    """The driver cannot allocate while a stream captures a CUDA graph (ops.attention's tile counter met
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED under torch.cuda.graph): the buffer then comes from torch's allocator on
+    that stream, zeroed there, and is kept; without torch the error is coded and says what to do."""
+    import sys
+    from types import SimpleNamespace
+
+    from tessera.runtime import scratch as S
+
+    made = []
+
+    class FakeTensor:
+        def __init__(self, n):
+            self.n, self.ptr = n, 0x7000 + len(made) * 0x1000
+            made.append(self)
+
+        def data_ptr(self):
+            return self.ptr
+
+    class StreamCtx:
+        def __init__(self, s):
+            made.append(("on stream", s.handle))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    fake_torch = SimpleNamespace(uint8="u8", cuda=SimpleNamespace(
+        stream=StreamCtx, ExternalStream=lambda h, device=0: SimpleNamespace(handle=h)),
+        zeros=lambda n, dtype, device: FakeTensor(n))
+    monkeypatch.setattr(S, "_capturing", lambda stream: stream == 0x42)
+    monkeypatch.setattr(S.Scratch, "_device_zeros", lambda self, device, n: pytest.fail("driver allocation"))
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    s = S.Scratch("flash_attention")
+    a = s.address(0, 16, host=False, stream=0x42)
+    assert made[0] == ("on stream", 0x42) and made[1].n == 16 and a == made[1].ptr
+    assert s.address(0, 16, host=False, stream=0x42) == a and len(made) == 2  # kept: every replay names it
+    monkeypatch.delitem(sys.modules, "torch")
+    with pytest.raises(TesseraError, match="RUNTIME_LAUNCH_FAILED.*capturing a CUDA graph") as err:
+        S.Scratch("k").address(0, 16, host=False, stream=0x42)
+    assert "before the capture" in err.value.hint
+
+
 def test_a_split_k_kernel_gets_a_cta_per_unit_of_work_up_to_one_wave():
     """8 x 8 tiles split in 2 are 128 units: 128 CTAs, not 64 (each would run both splits of its tile in turn)."""
     assert physical_grid((8, 8), 132, splitk=2) == ((128, 1, 1), (8, 8, 1))

@@ -253,7 +253,7 @@ def gemm_config(M: int, N: int, K: int, dtype: str, reads_tiles: bool = False, l
     a ping-pong config (see `default_config`).
     """
     key = tune_key(M, N, K, dtype, layout)
-    found = autotune.lookup(OP, key, HOPPER_CANDIDATES)
+    found = autotune.lookup(OP, key, candidates(M, N))  # the list tune_gemm measured: an entry names its sha
     if found is None and os.environ.get("TESSERA_AUTOTUNE") == "1":
         found = tune_gemm(M, N, K, dtype, layout=layout)
     if found is None or (reads_tiles and found.source != "pinned" and found.config["schedule"] == "pingpong"):
@@ -304,19 +304,25 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT"
     a = torch.randn((K, M) if ta else (M, K), device="cuda").to(tdt)
     w = (torch.randn((N, K) if tb else (K, N), device="cuda") / K ** 0.5).to(tdt)
     out = torch.empty((M, N), device="cuda", dtype=tdt)
+    out_t = torch.empty((N, M), device="cuda", dtype=tdt)  # packs a swapped kernel's arguments (then C^T is `out`)
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
 
     def measure(config: dict) -> float:
+        stream = torch.cuda.current_stream()
         if config.get(SWAP):  # as ops runs it: b and a swapped (each read the other way) into C's transposed view
             ck, cfg = compile_plain(config, dtype, layout_of(not tb, not ta))
-            grid, args = G.grid(N, M, BM=cfg.BM, BN=cfg.BN), [w, a, out.t(), 1.0]
+            grid = G.grid(N, M, BM=cfg.BM, BN=cfg.BN)
+            values, _ = ck.values([w, a, out_t, 1.0])  # then C^T as ops passes it: [N, M] at strides (1, N)
+            at = values.index(out_t.data_ptr())
+            values[at:at + 5] = [out.data_ptr(), N, M, 1, N]
+            fire = lambda sync=False: ck.launch_values(grid, values, stream, sync=sync)  # noqa: E731
         else:
             ck, cfg = compile_plain(config, dtype, layout)
             grid, args = G.grid(M, N, BM=cfg.BM, BN=cfg.BN), [a, w, out, 1.0]
-        stream = torch.cuda.current_stream()
+            fire = lambda sync=False: ck.launch(grid, args, stream=stream, sync=sync)  # noqa: E731
         for i in range(2):  # the first warm-up waits, bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT
-            ck.launch(grid, args, stream=stream, sync=i == 0)
-        return cold_median_seconds(lambda: ck.launch(grid, args, stream=stream), runs, flush, stream)
+            fire(sync=i == 0)
+        return cold_median_seconds(fire, runs, flush, stream)
 
     return autotune.tune(OP, tune_key(M, N, K, dtype, layout), candidates(M, N), measure, progress=progress)
 

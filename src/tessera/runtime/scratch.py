@@ -10,6 +10,10 @@ grid needs more, and a failed launch drops it (counters may be left raised).
 
 Launches on one stream are ordered, so they can share a buffer; launches on
 different streams may overlap, so each stream has its own (`stream_key`).
+
+A stream that is capturing a CUDA graph cannot allocate through the driver: its
+buffer comes from torch's allocator (the graph's pool, zeroed by a captured
+memset that every replay runs first) and lives as long as this Scratch.
 """
 
 from __future__ import annotations
@@ -64,11 +68,13 @@ class Scratch:
         size = max(nbytes, 2 * have[0] if have is not None else 0)
         if host:
             buf = np.zeros(size, np.uint8)
+        elif stream and _capturing(stream):
+            buf = self._captured_zeros(device, size, stream)
         else:
             buf = self._device_zeros(device, size)
             if have is not None:
                 self._retired.append(have[2])
-        address = buf.ctypes.data if host else int(buf)
+        address = buf.ctypes.data if host else buf.data_ptr() if hasattr(buf, "data_ptr") else int(buf)
         self._buffers[key] = (size, address, buf)
         return address
 
@@ -77,6 +83,19 @@ class Scratch:
         self._retired += [buf for (_, host, _), (_, _, buf) in self._buffers.items() if not host]
         self._buffers.clear()
         self.generation += 1
+
+    def _captured_zeros(self, device: int, nbytes: int, stream: int):
+        """A zeroed torch buffer allocated and cleared on `stream` while it captures a graph."""
+        import sys
+
+        torch = sys.modules.get("torch")
+        if torch is None:
+            raise RuntimeLaunchError(RUNTIME_LAUNCH_FAILED, f"{self.kernel} needs {nbytes} B of runtime scratch and "
+                                     "its stream is capturing a CUDA graph, where the driver cannot allocate",
+                                     kernel=self.kernel, hint="launch the kernel once on this stream before the "
+                                                              "capture (or capture through torch)")
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=device)):
+            return torch.zeros(nbytes, dtype=torch.uint8, device=f"cuda:{device}")
 
     def _device_zeros(self, device: int, nbytes: int):
         from tessera.runtime.device import ensure_current
@@ -95,3 +114,15 @@ class Scratch:
             raise RuntimeLaunchError(RUNTIME_LAUNCH_FAILED, f"could not zero the split-K scratch: "
                                      f"{_describe(driver, err)}", kernel=self.kernel)
         return dptr
+
+
+def _capturing(stream: int) -> bool:
+    """Whether the stream with raw handle `stream` is capturing a CUDA graph (False where the driver cannot say)."""
+    from tessera.runtime.launch import _driver
+
+    driver = _driver()
+    try:
+        err, status = driver.cuStreamIsCapturing(driver.CUstream(stream))
+    except Exception:  # noqa: BLE001 - not a stream the driver knows: the launch itself refuses it
+        return False
+    return err == driver.CUresult.CUDA_SUCCESS and status != driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
