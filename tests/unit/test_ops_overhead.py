@@ -22,6 +22,7 @@ import pytest
 
 import tessera.ops as ops
 from tessera.compiler import driver as compile_driver
+from tessera.compiler import records
 from tessera.ir.diagnostics import TesseraError
 from tessera.ops import _common, _gemm, _warm
 from tessera.ops.configs import gemm_config
@@ -65,6 +66,7 @@ def stubbed(monkeypatch, tmp_path):
     monkeypatch.setattr(_common, "_plans", {})
     monkeypatch.setattr(_warm, "_warm", {})
     monkeypatch.setattr(compile_driver, "_memo", {})
+    monkeypatch.setattr(records, "_memo", {})
     return launches
 
 

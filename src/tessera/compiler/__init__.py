@@ -8,9 +8,18 @@ made of a kernel (`ck.report`) and `occupancy` the CTAs per SM that allows;
 `testing` injects faults and can run the cuda lane on the CPU host emulator.
 """
 
-from tessera.compiler.driver import clear_memo, compile, compile_cached, device_arch
-from tessera.compiler.kernel import CompiledKernel, launch_signature
-from tessera.compiler.report import CompileReport, TesseraPerformanceWarning
+import importlib
 
-__all__ = ["compile", "compile_cached", "clear_memo", "device_arch", "CompiledKernel", "launch_signature",
-           "CompileReport", "TesseraPerformanceWarning"]
+_WHERE = {"compile": "driver", "compile_cached": "driver", "clear_memo": "driver", "device_arch": "driver",
+          "CompiledKernel": "kernel", "launch_signature": "kernel", "CompileReport": "report",
+          "TesseraPerformanceWarning": "report"}
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str):
+    """Each name from its module on first use: `from tessera.compiler import arrays` (a warm op call) loads no
+    compiler (xDSL, the passes, the emitter)."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tessera.compiler' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

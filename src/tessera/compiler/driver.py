@@ -35,18 +35,18 @@ import json
 import warnings
 from dataclasses import replace
 
-from tessera.target.nvidia.emit.cuda import emit_cuda
-from tessera.target.nvidia.toolchain.nvrtc import CodegenError, parse_arch
-from tessera.dsl.kernel import Kernel, TracedKernel
+from typing import TYPE_CHECKING
+
 from tessera.ir import diagnostics as D
-from tessera.ir.dialect import make_context
-from tessera.passes.pipeline import parse_pipeline, pipeline_text
-from tessera.runtime.cache import CompileCache, cache_key, default_cache
+from tessera.target.nvidia.toolchain.nvrtc import parse_arch
 
 from tessera.compiler import testing
-from tessera.compiler.kernel import CompiledKernel
 from tessera.compiler.launch_shape import LaunchShape
-from tessera.compiler.report import TesseraPerformanceWarning, compile_findings
+
+if TYPE_CHECKING:  # the tracer, passes and emitter load on the first compile, not with the driver
+    from tessera.compiler.kernel import CompiledKernel
+    from tessera.dsl.kernel import Kernel, TracedKernel
+    from tessera.runtime.cache import CompileCache
 
 KEY_FORMAT = "tessera-compile-1"
 
@@ -81,6 +81,8 @@ def device_arch(device: int = 0) -> str:
 
 
 def _check_input(traced) -> TracedKernel:
+    from tessera.dsl.kernel import Kernel, TracedKernel
+
     if isinstance(traced, TracedKernel):
         return traced
     if isinstance(traced, Kernel):
@@ -92,6 +94,9 @@ def _check_input(traced) -> TracedKernel:
 
 def lower(traced: TracedKernel, pipeline: str, arch: str):
     """Run `pipeline` on a copy of the traced module; returns (module, canonical pipeline text)."""
+    from tessera.ir.dialect import make_context
+    from tessera.passes.pipeline import parse_pipeline, pipeline_text
+
     parsed = parse_pipeline(pipeline)
     canonical = pipeline_text(parsed)
     module = traced.module.clone()
@@ -126,6 +131,10 @@ def compile(traced, arch: str | None = None, *, shape: LaunchShape | None = None
     Warns TesseraPerformanceWarning (COMPILE_PERF_SPILL, COMPILE_PERF_STACK, COMPILE_PERF_REGISTER_LIMIT,
     COMPILE_PERF_DOT_ON_CUDA_CORES) for a kernel that will run slower than it should.
     """
+    from tessera.compiler.kernel import CompiledKernel
+    from tessera.runtime.cache import cache_key, default_cache
+    from tessera.target.nvidia.emit.cuda import emit_cuda
+
     traced = _check_input(traced)
     injected = testing.faults()
     if injected is not None and injected.arch is not None:
@@ -156,6 +165,9 @@ def compile(traced, arch: str | None = None, *, shape: LaunchShape | None = None
 
 def _warn_performance(ck: CompiledKernel) -> None:
     """Warn about each cheap finding of the compile report (`report.compile_findings`)."""
+    from tessera.compiler.report import TesseraPerformanceWarning, compile_findings
+    from tessera.target.nvidia.toolchain.nvrtc import CodegenError
+
     try:
         found = compile_findings(ck)
     except CodegenError:  # no cuobjdump, or a damaged cubin (fault injection): loading it reports that
@@ -186,5 +198,8 @@ def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None
 
 
 def clear_memo() -> None:
-    """Forget the in-process compiled kernels (the CompileCache keeps its own entries)."""
+    """Forget the in-process compiled kernels (the CompileCache and the launch records keep their entries)."""
+    from tessera.compiler import records
+
     _memo.clear()
+    records.clear_memo()

@@ -31,13 +31,12 @@ g++ host emulator cannot run such kernels and says so (RUNTIME_LOAD_FAILED).
 from __future__ import annotations
 
 from functools import cached_property, partial
+from typing import TYPE_CHECKING, Callable
 
-from tessera.target.nvidia.emit.cuda import EmittedKernel
+from tessera.target.nvidia.emit.abi import EmittedKernel
 from tessera.target.nvidia.toolchain.nvrtc import CompiledArtifact
-from tessera.dsl.kernel import TracedKernel
 from tessera.ir import argcheck
 from tessera.ir import diagnostics as D
-from tessera.ir.types import type_name
 from tessera.runtime import tma
 from tessera.runtime.args import Param, ptr, scalar, tmap
 from tessera.runtime.derived import DerivedParams
@@ -45,6 +44,9 @@ from tessera.runtime.errors import RuntimeLaunchError
 from tessera.runtime.launch import LaunchResult
 
 from tessera.compiler import arrays, testing
+
+if TYPE_CHECKING:
+    from tessera.dsl.kernel import TracedKernel
 
 _VALUE_KINDS = {"long long": "i64", "int": "i32", "float": "f32", "double": "f64"}
 INDEX_LIMIT = argcheck.INDEX_LIMIT  # index values are 32-bit inside the kernel (emit_cuda's ABI)
@@ -57,6 +59,8 @@ def _unsupported(p, why: str) -> D.TesseraError:
 
 def launch_signature(emitted: EmittedKernel, arg_types) -> tuple[Param, ...]:
     """The runtime signature of an emitted kernel; `arg_types` are the func.func argument types."""
+    from tessera.ir.types import type_name
+
     named = {(p.arg, p.role, p.dim): p.name for p in emitted.params}
     sizes: dict[int, list[str]] = {}
     for p in emitted.params:
@@ -110,16 +114,36 @@ class CompiledKernel:
 
     def __init__(self, traced: TracedKernel, emitted: EmittedKernel, artifact: CompiledArtifact, pipeline: str,
                  cache_key: str, arg_types):
-        self.traced, self.emitted, self.artifact = traced, emitted, artifact
+        written = {p.arg for p in emitted.params if p.role == "ptr" and not p.ctype.startswith("const ")}
+        decl = argcheck.declare(tuple(arg_types), traced.arg_names, specs=traced.arg_specs, written=written)
+        self._setup(traced, emitted, artifact, pipeline, cache_key, launch_signature(emitted, arg_types), decl)
+        self._arg_types = tuple(arg_types)
+
+    @classmethod
+    def restore(cls, emitted: EmittedKernel, artifact: CompiledArtifact, pipeline: str, cache_key: str, signature,
+                decl, retrace: Callable[[], TracedKernel]) -> "CompiledKernel":
+        """A kernel rebuilt from what a launch needs (`tessera.compiler.records`), with no tracing: `traced` is
+        made by `retrace()` the first time something asks for it (the reference lane, the compile report)."""
+        ck = cls.__new__(cls)
+        ck._setup(None, emitted, artifact, pipeline, cache_key, tuple(signature), tuple(decl))
+        ck._retrace = retrace
+        return ck
+
+    @property
+    def traced(self) -> TracedKernel:
+        if self._traced is None:
+            self._traced = self._retrace()
+        return self._traced
+
+    def _setup(self, traced, emitted, artifact, pipeline, cache_key, signature, decl) -> None:
+        self._traced, self.emitted, self.artifact = traced, emitted, artifact
         self.pipeline, self.cache_key, self.arch = pipeline, cache_key, artifact.arch
         self.name = emitted.name
         self.block = (emitted.num_threads, 1, 1)
         self.smem_bytes = emitted.smem_bytes
-        self.signature = launch_signature(emitted, arg_types)
+        self.signature = signature
         self.persistent = emitted.persistent
-        self._arg_types = tuple(arg_types)
-        written = {p.arg for p in emitted.params if p.role == "ptr" and not p.ctype.startswith("const ")}
-        self._decl = argcheck.declare(self._arg_types, traced.arg_names, specs=traced.arg_specs, written=written)
+        self._decl = decl
         self._arrays = tuple(isinstance(a, argcheck.ArrayArg) for a in self._decl)  # which arguments are memrefs
         self._at = {(p.arg, p.role, p.dim): i for i, p in enumerate(emitted.params)}  # where each value goes
         self._derived = DerivedParams(emitted.params, self.signature, emitted.persistent, self.name,
@@ -154,6 +178,9 @@ class CompiledKernel:
 
     def with_artifact(self, artifact: CompiledArtifact) -> "CompiledKernel":
         """The same kernel with another artifact (fault-injection tests load a damaged cubin this way)."""
+        if self._traced is None:
+            return CompiledKernel.restore(self.emitted, artifact, self.pipeline, self.cache_key, self.signature,
+                                          self._decl, self._retrace)
         return CompiledKernel(self.traced, self.emitted, artifact, self.pipeline, self.cache_key, self._arg_types)
 
     def __repr__(self) -> str:

@@ -28,8 +28,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 
 from tessera.ir import diagnostics as D
-from tessera.target.nvidia.passes.warp_specialize import (CLUSTERS, MAX_SPLITK, MAX_STAGES, MULTICASTS, SCHEDULES,
-                                                          STORES, TILES)
+from tessera.target.nvidia.knobs import CLUSTERS, MAX_SPLITK, MAX_STAGES, MULTICASTS, SCHEDULES, STORES, TILES
 
 DEFAULT_PIPELINE = "tessera-lower-to-nv{{arch={arch} stages={stages} schedule={schedule}}}"
 

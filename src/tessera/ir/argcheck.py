@@ -35,9 +35,6 @@ from typing import NamedTuple
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, MemRefType
-
-from tessera.ir.types import is_float, type_name
 
 INDEX_LIMIT = 2**31  # index values are 32-bit inside an emitted kernel: dims and index scalars stay below
 # rules (ArgProblem.rule); each lane maps them to its codes
@@ -114,6 +111,10 @@ def declare(arg_types, names, labels=None, specs=None, written=()) -> tuple[Arra
     symbol of each `?` dim), or None for a bare module, whose `?` dims are free.
     written: positions of the arrays the kernel stores to.
     """
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, MemRefType  # func.func types: loaded
+
+    from tessera.ir.types import is_float, type_name
+
     labels = labels or [repr(n) for n in names]
     specs = specs or [None] * len(arg_types)
     out = []

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import FileLineColLoc
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import VerifyException  # 1 module, cheap: xdsl's passes report a TesseraError as theirs
 
 
 @dataclass(frozen=True)
@@ -406,6 +405,8 @@ class TesseraError(VerifyException):
 
 def op_location(op) -> str:
     """`file:line:col` of an op, or of its closest located ancestor."""
+    from xdsl.dialects.builtin import FileLineColLoc  # an op exists: xdsl is loaded already
+
     while op is not None:
         loc = getattr(op, "location", None)
         if isinstance(loc, FileLineColLoc):

@@ -29,8 +29,7 @@ import numpy as np
 from tessera.dsl import KernelError, kernel, tl
 from tessera.ir import diagnostics as D
 
-ACTIVATIONS = ("none", "relu", "gelu", "silu")
-GRADS = ("relu_grad", "gelu_grad", "silu_grad")  # residual * act'(z): the backward of a fused activation
+from tessera.kernels.epilogues import ACTIVATIONS, GRADS  # noqa: E402
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import math
 
-import tessera
-from tessera.compiler import arrays
-from tessera.compiler.driver import compile_cached, device_arch
+from tessera.compiler import arrays, records
+from tessera.compiler.driver import device_arch
+from tessera.compiler.launch_shape import LaunchShape
 from tessera.ir import diagnostics as D
-from tessera.kernels import flash_attention as FA
-from tessera.kernels import linear_attention as LA
 from tessera.ops._common import Checker, Plan, memref, plan_for, start
 from tessera.ops._warm import REALS, remember, run_warm, warm_key
 from tessera.ops import _hopper as H
 from tessera.ops import _hopper_attention as HA
 from tessera.ops.configs import HEAD_DIMS, attention_config, linear_attention_config
+
+FLASH = "tessera.kernels.flash_attention:flash_attention"  # the kernels, loaded only to compile or interpret
+LINEAR = "tessera.kernels.linear_attention:linear_attention"
 
 DTYPES = ("bf16", "f16", "f32")
 GRID_Y_LIMIT = 65535
@@ -113,9 +114,9 @@ def _hopper_eligible(device: int, Q, K, V) -> bool:
 def kernel_specs(dtype, Dh, causal, even, fold, cfg, hopper: bool):
     """(specs, meta, knobs) of the flash_attention kernel ops.attention compiles: what `tune_attention` compiles
     too, so a tuned candidate is the very kernel a call then loads from the cache."""
-    T = tessera.tensor
+    T = records.tensor
     q, kv = T(("B", "H", "S", Dh), dtype), T(("B", "H_kv", "S_k", Dh), dtype)
-    specs = (q, kv, kv, q, T(("B", "H", "S"), "f32"), tessera.scalar("f32"))
+    specs = (q, kv, kv, q, T(("B", "H", "S"), "f32"), records.scalar("f32"))
     meta = {**cfg.meta(), "CAUSAL": causal, "EVEN_N": even, "FOLD_SCALE": fold}
     knobs = {"stages": cfg.stages, **({"schedule": cfg.schedule} if hopper and cfg.schedule else {}),
              **({"overlap": cfg.overlap} if hopper and cfg.overlap is not None else {}),
@@ -126,7 +127,7 @@ def kernel_specs(dtype, Dh, causal, even, fold, cfg, hopper: bool):
 def _build_attention(lane, device, dtype, Dh, causal, even, fold, cfg, hopper, source) -> Plan:
     specs, meta, knobs = kernel_specs(dtype, Dh, causal, even, fold, cfg, hopper)
     config = {**meta, **knobs, **({"config_source": source} if source else {})}
-    return _plan("attention", FA.flash_attention, specs, meta, config, lane, device, knobs,
+    return _plan("attention", FLASH, specs, meta, config, lane, device, knobs,
                  "sm_90a" if hopper else None)
 
 
@@ -188,16 +189,17 @@ def linear_attention(q, k, v, g=None, *, out=None, lane="auto", stream=None):
 
 
 def _build_linear(lane, device, dtype, D_k, D_v, decay, cfg) -> Plan:
-    T = tessera.tensor
+    T = records.tensor
     qk, v = T(("B", "H", "T", D_k), dtype), T(("B", "H", "T", D_v), dtype)
     specs = (qk, qk, v, v, T((1, "H"), "f32") if decay else None)
     meta = cfg.meta()
-    return _plan("linear_attention", LA.linear_attention, specs, meta, {**meta, "stages": cfg.stages, "decay": decay},
+    return _plan("linear_attention", LINEAR, specs, meta, {**meta, "stages": cfg.stages, "decay": decay},
                  lane, device, {"stages": cfg.stages})
 
 
-def _plan(op, kernel, specs, meta, config, lane, device, knobs: dict, arch=None) -> Plan:
+def _plan(op, kernel: str, specs, meta, config, lane, device, knobs: dict, arch=None) -> Plan:
+    """`kernel`: its import path (`records.resolve`), loaded only to compile or to interpret."""
     if lane == "cuda":
-        compiled = compile_cached(kernel, specs, meta, arch=arch or device_arch(device), **knobs)
-        return Plan(op, lane, compiled.traced, compiled, config)
-    return Plan(op, lane, kernel.trace(*specs, **meta), None, config)
+        compiled = records.compiled(kernel, specs, meta, arch=arch or device_arch(device), shape=LaunchShape(**knobs))
+        return Plan(op, lane, None, compiled, config)
+    return Plan(op, lane, records.resolve(kernel).trace(*records.specs_of(specs), **meta), None, config)

@@ -79,7 +79,8 @@ class RunRecord:
 
 @dataclass(eq=False)
 class Plan:
-    """One op specialisation on one lane: the traced kernel, and the compiled one on the cuda lane."""
+    """One op specialisation on one lane: the compiled kernel on the cuda lane (its `traced` made on demand),
+    the traced one on the reference lane."""
 
     op: str
     lane: str
@@ -90,7 +91,8 @@ class Plan:
     def run(self, grid, values, func_args, stream, device: int):
         """Launch (cuda: C parameter `values`) or interpret (reference: func.func `func_args`); record it."""
         if 0 in grid:
-            _state.last = RunRecord(self.op, self.lane, self.traced.name, self._hash(), self._arch(), self.config,
+            name = self.compiled.name if self.compiled is not None else self.traced.name
+            _state.last = RunRecord(self.op, self.lane, name, self._hash(), self._arch(), self.config,
                                     tuple(grid) + (1,) * (3 - len(grid)), self._block(), self._smem(), True,
                                     launched=False)
             return

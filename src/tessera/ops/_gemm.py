@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import tessera
-from tessera.compiler import arrays
-from tessera.compiler.driver import compile_cached, device_arch
+from tessera.compiler import arrays, records
+from tessera.compiler.driver import device_arch
+from tessera.compiler.launch_shape import LaunchShape
 from tessera.ir import diagnostics as D
-from tessera.kernels import gemm as G
+from tessera.kernels.epilogues import ACTIVATIONS, GRADS
 from tessera.ops._common import Checker, Plan, memref, plan_for, start
 from tessera.ops._warm import REALS, WarmCall, probe_all, warm_get, warm_put
 from tessera.ops import _hopper as H
@@ -15,7 +15,8 @@ from tessera.ops.configs import gemm_config
 OPERAND_DTYPES = ("bf16", "f16", "f32")
 EPILOGUE_DTYPES = ("bf16", "f16", "f32")
 GRID_Y_LIMIT = 65535
-_ACTIVATIONS = {None: "none", **{a: a for a in G.ACTIVATIONS + G.GRADS}}
+_ACTIVATIONS = {None: "none", **{a: a for a in ACTIVATIONS + GRADS}}
+KERNEL = "tessera.kernels.gemm:gemm"  # loaded only to compile or interpret: a warm process reads launch records
 
 
 def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, residual=None, trans_a=False,
@@ -231,18 +232,17 @@ def _out_dtype(ck: Checker, out_dtype, Out, C, A) -> str:
 
 
 def _build(lane, device, in_dt, out_dt, reads_c, Bias, R, ta, tb, act, cfg, swap: bool = False) -> Plan:
-    T = tessera.tensor
+    T, S = records.tensor, records.scalar
     specs = (T(("K", "M") if ta else ("M", "K"), in_dt), T(("N", "K") if tb else ("K", "N"), in_dt),
              T(("M", "N"), out_dt), T((1, "N"), Bias.dtype) if Bias is not None else None,
-             T(("M", "N"), R.dtype) if R is not None else None, tessera.scalar("f32"),
-             tessera.scalar("f32") if reads_c else None)
+             T(("M", "N"), R.dtype) if R is not None else None, S("f32"), S("f32") if reads_c else None)
     meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
     config = {**cfg.meta(), "stages": cfg.stages, "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
     if isinstance(cfg, H.HopperConfig):  # sm_90a: warp-specialised wgmma + TMA (see tessera.ops._hopper)
         config.update({**cfg.shape.as_dict(), "config_source": cfg.source, **({"swap_ab": True} if swap else {})})
-        compiled = compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=cfg.shape)
-        return Plan("gemm", lane, compiled.traced, compiled, config)
+        compiled = records.compiled(KERNEL, specs, meta, arch="sm_90a", shape=cfg.shape)
+        return Plan("gemm", lane, None, compiled, config)
     if lane == "cuda":
-        compiled = compile_cached(G.gemm, specs, meta, arch=device_arch(device), stages=cfg.stages)
-        return Plan("gemm", lane, compiled.traced, compiled, config)
-    return Plan("gemm", lane, G.gemm.trace(*specs, **meta), None, config)
+        compiled = records.compiled(KERNEL, specs, meta, arch=device_arch(device), shape=LaunchShape(cfg.stages))
+        return Plan("gemm", lane, None, compiled, config)
+    return Plan("gemm", lane, records.resolve(KERNEL).trace(*records.specs_of(specs), **meta), None, config)

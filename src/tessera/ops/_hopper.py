@@ -265,17 +265,15 @@ def compile_plain(config: dict, dtype: str = "bf16", layout: str = "NT"):
     """(CompiledKernel, HopperConfig) of the sm_90a kernel for a plain C = A @ B (alpha only, no epilogue
     inputs) in `layout` with one candidate `config`: what tune_gemm measures, so a cache warmed with it (the
     benchmarks' warm_gemm_cache.py) holds exactly the kernels tuning loads."""
-    import tessera
-    from tessera.compiler.driver import compile_cached
-    from tessera.kernels import gemm as G
+    from tessera.compiler import records
 
     ta, tb = layout[0] == "T", layout[1] == "T"
-    T = tessera.tensor
+    T = records.tensor
     specs = (T(("K", "M") if ta else ("M", "K"), dtype), T(("N", "K") if tb else ("K", "N"), dtype),
-             T(("M", "N"), dtype), None, None, tessera.scalar("f32"), None)
+             T(("M", "N"), dtype), None, None, records.scalar("f32"), None)
     cfg = HopperConfig.from_config(config)
     meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": "none"}
-    return compile_cached(G.gemm, specs, meta, arch="sm_90a", shape=cfg.shape), cfg
+    return records.compiled("tessera.kernels.gemm:gemm", specs, meta, arch="sm_90a", shape=cfg.shape), cfg
 
 
 def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT", progress: bool | None = None,

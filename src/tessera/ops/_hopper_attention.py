@@ -130,9 +130,9 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
     except ImportError:  # pragma: no cover - the GPU image has torch
         raise OpsError(diag.OPS_AUTOTUNE_INPUT, "tune_attention", "tune_attention measures with torch CUDA "
                                                                   "tensors; torch is not installed") from None
-    from tessera.compiler.driver import compile_cached
-    from tessera.kernels import flash_attention as FA
-    from tessera.ops._attention import kernel_specs
+    from tessera.compiler import records
+    from tessera.compiler.launch_shape import LaunchShape
+    from tessera.ops._attention import FLASH, kernel_specs
     from tessera.ops._hopper import L2_FLUSH_BYTES, cold_median_seconds
 
     group = group_of(H, H_kv, causal)
@@ -149,7 +149,7 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
     def measure(config: dict) -> float:
         cfg = config_of(config, "candidate", Dh)
         specs, meta, knobs = kernel_specs(dtype, Dh, causal, S_k % cfg.BLOCK_N == 0, True, cfg, hopper=True)
-        ck = compile_cached(FA.flash_attention, specs, meta, arch="sm_90a", **knobs)
+        ck = records.compiled(FLASH, specs, meta, arch="sm_90a", shape=LaunchShape(**knobs))
         grid = (-(-rows // cfg.BLOCK_M), B * heads)
         stream = torch.cuda.current_stream()
         ck.launch(grid, args, stream=stream, sync=True)  # bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT

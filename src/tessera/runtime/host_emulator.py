@@ -34,7 +34,7 @@ import numpy as np
 from tessera.ir import diagnostics as D
 from tessera.ir.argcheck import ELEM_OF_NUMPY
 from tessera.layouts import lane_map
-from tessera.target.nvidia.emit.cuda import EmittedKernel
+from tessera.target.nvidia.emit.abi import EmittedKernel
 
 _SHIM = r"""
 #include <algorithm>

@@ -25,7 +25,10 @@ def load_all() -> None:
     if not _loaded:
         _loaded = True
         for name in names():
-            importlib.import_module(f"{__name__}.{name}")
+            module = importlib.import_module(f"{__name__}.{name}")
+            register = getattr(module, "register", None)
+            if register is not None:
+                register()
 
 
 def pass_modules() -> list[str]:

@@ -23,6 +23,7 @@ from xdsl.irdl import (AttrSizedOperandSegments, irdl_op_definition, operand_def
 from tessera.target.nvidia.ir.types import NvOp, check_smem_offset, expect_vec, fail, int_attr
 from tessera.ir.tile_memory_ops import ATOMIC_TYPES
 from tessera.ir.types import type_name
+from tessera.target.nvidia.knobs import MAX_SPLITK
 
 
 def _check_wgacc(op, vec_t, memref_t, n: int, row_vector: bool = False) -> None:
@@ -237,7 +238,7 @@ class SplitkFixupOp(NvOp):
     name = "nv.splitk_fixup"
     MIN_ARCH: ClassVar[str] = "sm_90"
     SMEM: ClassVar[str] = "write"
-    MAX_SPLITS: ClassVar[int] = 16
+    MAX_SPLITS: ClassVar[int] = MAX_SPLITK
     value = operand_def(VectorType)
     tile = operand_def(IndexType)
     split = operand_def(IndexType)

@@ -77,11 +77,7 @@ from tessera.target.nvidia.passes.ws_body import lower_body
 from tessera.target.nvidia.passes.ws_builder import MULTICASTS, Builder
 from tessera.target.nvidia.passes.ws_sched import TILES
 
-MAX_STAGES = 8
-SCHEDULES = ("cooperative", "pingpong")
-CLUSTERS = (1, 2)
-STORES = ("tma", "registers")
-MAX_SPLITK = H.SplitkFixupOp.MAX_SPLITS
+from tessera.target.nvidia.knobs import CLUSTERS, MAX_SPLITK, MAX_STAGES, SCHEDULES, STORES  # noqa: F401, E402
 
 
 def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int,

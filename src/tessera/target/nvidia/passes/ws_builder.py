@@ -25,7 +25,7 @@ from tessera.target.nvidia.passes.ws_units import (FIRST_SLOT, HEAD, K_RANGE, PI
 from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, KLoop, binop, cmpi, index_const, refuse, is_scalar
 
 LOCAL_TILE = object()  # mapping key: a tile's ordinal in this CTA, or (t, first, step) of a static loop to compute it
-MULTICASTS = ("b", "a")  # the operand a 2-CTA cluster shares: b (pairs of tile rows) or a (pairs of tile columns)
+from tessera.target.nvidia.knobs import MULTICASTS  # noqa: E402 - the operand a 2-CTA cluster shares
 # setmaxnreg per consumer count: 128 * producer + 128 * consumers * consumer <= 64K registers (multiples of 8)
 REGS = {2: (40, 232), 3: (32, 160)}  # one consumer keeps the even share (no setmaxnreg); 3: as FlashAttention-3
 
