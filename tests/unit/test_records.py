@@ -160,10 +160,15 @@ def test_the_build_id_changes_when_a_source_file_changes(tmp_path, monkeypatch):
         records.build_id.cache_clear()
 
 
-def test_the_toolchain_id_reads_the_versions_importlib_metadata_reports():
+def test_the_toolchain_versions_are_what_importlib_metadata_and_nvrtc_report():
+    """Read from dist-info names (no importlib.metadata, no NVRTC import on a warm process's first call), they
+    must equal what the slow readers say: a tune key or launch record made either way is the same."""
     from importlib import metadata
 
-    got = dict(eval(records.toolchain_id()))  # noqa: S307 - our own repr of a list of pairs
-    for dist, name in (("nvidia-cuda-nvrtc", "nvidia_cuda_nvrtc"), ("cuda-bindings", "cuda_bindings"),
-                       ("cuda-core", "cuda_core")):
-        assert got[name] == metadata.version(dist)
+    from tessera.target.nvidia.toolchain.nvrtc import _nvrtc, toolchain_versions
+
+    got = dict(toolchain_versions())
+    for dist in ("nvidia-cuda-nvrtc", "cuda-bindings", "cuda-core"):
+        assert got[dist] == metadata.version(dist)
+    _, major, minor = _nvrtc()
+    assert got["nvrtc"] == f"{major}.{minor}"

@@ -23,7 +23,6 @@ import hashlib
 import importlib
 import json
 import os
-import sys
 from dataclasses import asdict
 from functools import lru_cache
 
@@ -104,25 +103,11 @@ def build_id() -> str:
     return h.hexdigest()
 
 
-@lru_cache(maxsize=1)
 def toolchain_id() -> str:
-    """The versions of the packages that build the cubin, read from their dist-info names on sys.path (not
-    importlib.metadata, 40 ms); without a pip NVRTC, libnvrtc's own version."""
-    found = dict.fromkeys(("nvidia_cuda_nvrtc", "cuda_bindings", "cuda_core"), "absent")
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for n in names:
-            if n.endswith(".dist-info"):
-                dist, _, version = n[:-len(".dist-info")].partition("-")
-                if found.get(dist.lower()) == "absent":
-                    found[dist.lower()] = version
-    if found["nvidia_cuda_nvrtc"] == "absent":
-        from tessera.target.nvidia.toolchain.nvrtc import toolchain_versions
-        return repr(toolchain_versions())
-    return repr(sorted(found.items()))
+    """The toolchain that builds the cubin (`toolchain_versions`: no NVRTC import with the pip NVRTC)."""
+    from tessera.target.nvidia.toolchain.nvrtc import toolchain_versions
+
+    return repr(toolchain_versions())
 
 
 def _path(cache, key: str):

@@ -115,8 +115,31 @@ def _nvrtc():
     return nvrtc, major, minor
 
 
+@lru_cache(maxsize=1)
+def _dist_versions() -> dict[str, str]:
+    """Installed versions by distribution name, from the `*.dist-info` directory names on sys.path: what
+    importlib.metadata reports, without its 40 ms import (a tune key is made on a warm process's first call)."""
+    import os
+    import sys
+
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for n in names:
+            if n.endswith(".dist-info"):
+                dist, _, version = n[:-len(".dist-info")].partition("-")
+                found.setdefault(dist.lower().replace("_", "-"), version)
+    return found
+
+
 def _dist_version(name: str) -> str:
-    from importlib import metadata  # 40 ms (it loads email.*); wanted only when a cache key is made
+    version = _dist_versions().get(name)
+    if version is not None:
+        return version
+    from importlib import metadata  # a distribution installed some other way (an egg, a .pth)
 
     try:
         return metadata.version(name)
@@ -126,11 +149,17 @@ def _dist_version(name: str) -> str:
 
 @lru_cache(maxsize=1)
 def toolchain_versions() -> tuple[tuple[str, str], ...]:
-    """Versions that decide the cubin bytes: libnvrtc's API version and the pip packages around it."""
-    _, major, minor = _nvrtc()
-    return (("nvrtc", f"{major}.{minor}"),
-            ("nvidia-cuda-nvrtc", _dist_version("nvidia-cuda-nvrtc")),
-            ("cuda-bindings", _dist_version("cuda-bindings")),
+    """Versions that decide the cubin bytes: libnvrtc's API version and the pip packages around it.
+
+    With the pip NVRTC the API version is its package's major.minor (the library cuda-pathfinder loads), so
+    no NVRTC import (80 ms) is needed; otherwise libnvrtc is asked."""
+    pip_nvrtc = _dist_version("nvidia-cuda-nvrtc")
+    if pip_nvrtc != "absent" and pip_nvrtc.count(".") >= 1:
+        api = ".".join(pip_nvrtc.split(".")[:2])
+    else:
+        _, major, minor = _nvrtc()
+        api = f"{major}.{minor}"
+    return (("nvrtc", api), ("nvidia-cuda-nvrtc", pip_nvrtc), ("cuda-bindings", _dist_version("cuda-bindings")),
             ("cuda-core", _dist_version("cuda-core")))
 
 
