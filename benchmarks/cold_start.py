@@ -89,12 +89,13 @@ def main() -> None:
     p.add_argument("--out", default=None)
     p.add_argument("--runs", type=int, default=5)
     a = p.parse_args()
-    rows = [measure(w, a.runs) for w in ("gemm", "triton", "attention")]
-    for r in rows:
-        print(r["what"], {k: v for k, v in r.items() if k.endswith("_s") or k.endswith("_err")})
-    result = {"command": "python benchmarks/cold_start.py" + (f" --runs {a.runs}" if a.runs != 5 else ""), "rows": rows}
-    if a.out:
-        Path(a.out).write_text(json.dumps(result, indent=1))
+    result = {"command": "python benchmarks/cold_start.py" + (f" --runs {a.runs}" if a.runs != 5 else ""), "rows": []}
+    for what in ("gemm", "triton", "attention"):  # written after each, so a time limit keeps what finished
+        r = measure(what, a.runs)
+        print(r["what"], {k: v for k, v in r.items() if k.endswith("_s") or k.endswith("_err")}, flush=True)
+        result["rows"].append(r)
+        if a.out:
+            Path(a.out).write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":
