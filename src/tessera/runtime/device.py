@@ -66,36 +66,51 @@ def require_gpu(index: int = 0) -> None:
         raise RuntimeLaunchError(RUNTIME_NO_DEVICE, why or f"device {index} does not exist ({count} device(s))")
 
 
+def _checked(driver, what: str, index: int, result):
+    """The values of a driver call's result tuple, or RUNTIME_NO_DEVICE naming the call."""
+    err, *values = result
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeLaunchError(RUNTIME_NO_DEVICE, f"{what} failed for device {index}: {driver_error_name(err)}")
+    return values[0] if len(values) == 1 else values
+
+
 @lru_cache(maxsize=None)
-def cuda_device(index: int = 0):
-    """The cuda.core Device `index`, its primary context made current on first use."""
+def primary_context(index: int = 0):
+    """Device `index`'s primary context (the one torch and cupy use), retained once (RUNTIME_NO_DEVICE if
+    absent). Through the driver, not cuda.core: its import cost a warm process 60-140 ms."""
     require_gpu(index)
-    from cuda.core import Device
-    dev = Device(index)
-    dev.set_current()
-    return dev
+    from cuda.bindings import driver
+    dev = _checked(driver, "cuDeviceGet", index, driver.cuDeviceGet(index))
+    return _checked(driver, "cuDevicePrimaryCtxRetain", index, driver.cuDevicePrimaryCtxRetain(dev))
 
 
 def ensure_current(index: int = 0):
-    """Make device `index` current on the calling thread (contexts are per thread) and return it."""
-    dev = cuda_device(index)
-    dev.set_current()
-    return dev
+    """Make device `index`'s primary context current on the calling thread (contexts are per thread); return it."""
+    ctx = primary_context(index)
+    from cuda.bindings import driver
+    current = _checked(driver, "cuCtxGetCurrent", index, driver.cuCtxGetCurrent())
+    if int(current) != int(ctx):
+        _checked(driver, "cuCtxSetCurrent", index, driver.cuCtxSetCurrent(ctx))
+    return ctx
 
 
 @lru_cache(maxsize=None)
 def device_info(index: int = 0) -> DeviceInfo:
     """Name, compute capability and arch strings of device `index` (RUNTIME_NO_DEVICE if absent)."""
-    dev = cuda_device(index)
-    major, minor = (int(v) for v in dev.compute_capability)
+    ensure_current(index)
     from cuda.bindings import driver
-    err, total = driver.cuDeviceTotalMem(dev.device_id)
-    sm_err, sms = driver.cuDeviceGetAttribute(
-        driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev.device_id)
-    ok = driver.CUresult.CUDA_SUCCESS
-    return DeviceInfo(index=index, name=dev.name, compute_capability=(major, minor), arch=f"sm_{major}{minor}",
-                      arch_specific=f"sm_{major}{minor}a" if major >= 9 else None,
-                      sm_count=int(sms) if sm_err == ok else 0, total_memory=int(total) if err == ok else 0)
+    dev = _checked(driver, "cuDeviceGet", index, driver.cuDeviceGet(index))
+    attr = driver.CUdevice_attribute
+    major, minor, sms = (int(_checked(driver, "cuDeviceGetAttribute", index, driver.cuDeviceGetAttribute(a, dev)))
+                         for a in (attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                   attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                   attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT))
+    name = _checked(driver, "cuDeviceGetName", index, driver.cuDeviceGetName(256, dev))
+    total = _checked(driver, "cuDeviceTotalMem", index, driver.cuDeviceTotalMem(dev))
+    return DeviceInfo(index=index, name=bytes(name).split(b"\0", 1)[0].decode(errors="replace"),
+                      compute_capability=(major, minor), arch=f"sm_{major}{minor}",
+                      arch_specific=f"sm_{major}{minor}a" if major >= 9 else None, sm_count=sms,
+                      total_memory=int(total))
 
 
 def can_run(arch: str, compute_capability: tuple[int, int]) -> bool:

@@ -12,8 +12,8 @@ once at load time (one slot per parameter -- 8 bytes, 8-aligned, or 128 bytes,
 64-aligned, for a TMA tensor map -- and the array of their addresses): a warm
 launch only writes the slots. cuda.core's generic `launch`
 re-inspects every argument's Python type on every call, which is the overhead
-this module exists to avoid; cuda.core still loads the module and owns the
-context.
+this module exists to avoid. The driver's library API loads the cubin
+(cuLibraryLoadData), and `runtime.device` makes the primary context current.
 """
 
 from __future__ import annotations
@@ -344,33 +344,75 @@ def load(artifact: CompiledArtifact, kernel: str, signature, *, device: int = 0)
     if not can_run(artifact.arch, info.compute_capability):
         raise RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"the cubin targets {artifact.arch}; device {device} "
                                  f"({info.name}) is {info.arch} and cannot run it", kernel=kernel)
-    from cuda.core import ObjectCode
-    failure = None
-    try:
-        module = ObjectCode.from_cubin(artifact.cubin, name=artifact.program_name,
-                                       symbol_mapping=dict(artifact.symbol_mapping))
-        handle = module.get_kernel(kernel)
-        # Reading per-device attributes makes the driver load the code for this device now:
-        # with lazy module loading (the default) a bad image would otherwise surface at first launch.
-        attrs = handle.attributes[device]
-        attributes = {name: getattr(attrs, name) for name in
-                      ("num_regs", "local_size_bytes", "shared_size_bytes", "max_threads_per_block")}
-    except Exception as exc:  # cuda.core raises CUDAError carrying the driver's error name
-        failure = f"{type(exc).__name__}: {exc}"
-    if failure is not None:  # raised outside the except block so no traceback cycle keeps cuda.core objects
-        raise RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"the driver could not load {kernel!r} from the cubin: "
-                                 f"{failure}", kernel=kernel)
+    module, handle, attributes = _load_library(artifact, kernel, device)
     _check_parameters(handle, binder, kernel)
     loaded = LoadedKernel(artifact, kernel, binder, device, module, handle, attributes)
     _loaded[key] = loaded
     return loaded
 
 
+class KernelHandle:
+    """A kernel of a loaded library: `handle` (CUkernel), `library` (CUlibrary, kept loaded while this lives)."""
+
+    def __init__(self, handle, library):
+        self.handle, self.library = handle, library
+
+
+_ATTRIBUTES = ("num_regs", "local_size_bytes", "shared_size_bytes", "max_threads_per_block")
+
+
+def _load_library(artifact: CompiledArtifact, kernel: str, device: int):
+    """(library, KernelHandle, attributes) of `kernel` in the cubin, loaded through the driver's library API
+    (cuda.core's ObjectCode did this before; importing cuda.core cost a warm process 60-140 ms)."""
+    driver = _driver()
+    ok = driver.CUresult.CUDA_SUCCESS
+
+    def fail(what: str, err) -> RuntimeLaunchError:
+        return RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"the driver could not load {kernel!r} from the cubin: "
+                                  f"{what}: {_describe(driver, err)}", kernel=kernel)
+
+    err, library = driver.cuLibraryLoadData(artifact.cubin, [], [], 0, [], [], 0)
+    if err != ok:
+        raise fail("cuLibraryLoadData", err)
+    symbol = dict(artifact.symbol_mapping).get(kernel, kernel)
+    err, handle = driver.cuLibraryGetKernel(library, symbol.encode())
+    if err != ok:
+        raise fail(f"cuLibraryGetKernel({symbol!r})", err)
+    err, dev = driver.cuDeviceGet(device)
+    if err != ok:
+        raise fail("cuDeviceGet", err)
+    # Reading per-device attributes makes the driver load the code for this device now: with lazy module
+    # loading (the default) a bad image would otherwise surface at the first launch.
+    attributes = {}
+    for name in _ATTRIBUTES:
+        err, value = driver.cuKernelGetAttribute(getattr(driver.CUfunction_attribute,
+                                                         f"CU_FUNC_ATTRIBUTE_{name.upper()}"), handle, dev)
+        if err != ok:
+            raise fail(f"cuKernelGetAttribute({name})", err)
+        attributes[name] = int(value)
+    return library, KernelHandle(handle, library), attributes
+
+
+def _parameter_sizes(handle: KernelHandle) -> list[int] | None:
+    """The kernel's parameter sizes in bytes from the driver, or None where it cannot say (before 12.4)."""
+    driver = _driver()
+    get = getattr(driver, "cuKernelGetParamInfo", None)
+    if get is None:
+        return None
+    sizes = []
+    while True:
+        err, _, size = get(handle.handle, len(sizes))
+        if err == driver.CUresult.CUDA_ERROR_INVALID_VALUE:
+            return sizes  # past the last parameter
+        if err != driver.CUresult.CUDA_SUCCESS:
+            return None
+        sizes.append(int(size))
+
+
 def _check_parameters(handle, binder: ArgBinder, kernel: str) -> None:
     """Compare the kernel's parameter sizes (from the driver) with the declared signature."""
-    try:
-        sizes = [int(getattr(info, "size", None) or info[1]) for info in handle.arguments_info]
-    except Exception:  # drivers before 12.4 cannot say: rely on the signature alone
+    sizes = _parameter_sizes(handle)
+    if sizes is None:  # this driver cannot say: rely on the signature alone
         return
     declared = [ctypes.sizeof(p.ctype) for p in binder.params]
     if sizes != declared:
