@@ -45,9 +45,9 @@ def scalar(dtype: str) -> tuple:
 
 def specs_of(described: tuple) -> tuple:
     """The tracer's specs for `tensor` / `scalar` descriptions (None stays None)."""
-    import tessera
+    from tessera.dsl.specs import scalar as scalar_spec, tensor as tensor_spec
 
-    return tuple(None if d is None else tessera.tensor(d[1], d[2]) if d[0] == "tensor" else tessera.scalar(d[1])
+    return tuple(None if d is None else tensor_spec(d[1], d[2]) if d[0] == "tensor" else scalar_spec(d[1])
                  for d in described)
 
 
@@ -88,12 +88,10 @@ def record_key(kernel: str, specs: tuple, meta: dict, arch: str, shape: LaunchSh
 
 @lru_cache(maxsize=1)
 def build_id() -> str:
-    """The Tessera build: its version and every package source file's path, size and mtime (an edit is a
-    new build; about 2 ms for the tree)."""
-    import tessera
-
-    root = os.path.dirname(os.path.abspath(tessera.__file__))
-    h = hashlib.sha256(tessera.__version__.encode())
+    """The Tessera build: every package source file's path, size and mtime (an edit, or a new version's
+    __init__.py, is a new build; about 2 ms for the tree)."""
+    root = _package_root()
+    h = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
@@ -101,6 +99,10 @@ def build_id() -> str:
                 st = os.stat(os.path.join(dirpath, name))
                 h.update(f"{os.path.relpath(dirpath, root)}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     return h.hexdigest()
+
+
+def _package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tessera (this is compiler/records.py)
 
 
 def toolchain_id() -> str:
