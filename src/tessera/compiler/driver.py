@@ -69,6 +69,7 @@ def _shape(shape: LaunchShape | None, knobs: dict) -> LaunchShape:
 
 
 _memo: dict[tuple, CompiledKernel] = {}
+other_memos: list[dict] = []  # in-process kernels kept elsewhere (tessera.compiler.records): clear_memo forgets them
 
 
 def device_arch(device: int = 0) -> str:
@@ -199,7 +200,6 @@ def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None
 
 def clear_memo() -> None:
     """Forget the in-process compiled kernels (the CompileCache and the launch records keep their entries)."""
-    from tessera.compiler import records
-
     _memo.clear()
-    records.clear_memo()
+    for memo in other_memos:
+        memo.clear()

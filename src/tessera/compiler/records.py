@@ -26,11 +26,12 @@ import os
 from dataclasses import asdict
 from functools import lru_cache
 
-from tessera.compiler import testing
+from tessera.compiler import driver, testing
 from tessera.compiler.launch_shape import LaunchShape
 
 FORMAT = "tessera-launch-record-1"
 _memo: dict = {}
+driver.other_memos.append(_memo)  # driver.clear_memo forgets these too
 
 
 def tensor(dims, dtype: str) -> tuple:
@@ -71,9 +72,7 @@ def compiled(kernel: str, specs: tuple, meta: dict, *, arch: str, shape: LaunchS
     key = None if testing.faults() is not None or not cache.disk else record_key(kernel, specs, meta, arch, shape)
     ck = None if key is None else load(cache, key, lambda: resolve(kernel).trace(*specs_of(specs), **meta))
     if ck is None:
-        from tessera.compiler.driver import compile_cached
-
-        ck = compile_cached(resolve(kernel), specs_of(specs), meta, arch=arch, shape=shape, cache=cache)
+        ck = driver.compile_cached(resolve(kernel), specs_of(specs), meta, arch=arch, shape=shape, cache=cache)
         if key is not None:
             save(cache, key, ck)
     if not hooked:
@@ -163,5 +162,5 @@ def _tuples(value):
 
 
 def clear_memo() -> None:
-    """Forget the in-process kernels (the records on disk stay)."""
+    """Forget the in-process kernels (the records on disk stay; `driver.clear_memo` does this too)."""
     _memo.clear()
