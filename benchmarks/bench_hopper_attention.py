@@ -8,7 +8,9 @@ float64 on a sample of rows (the first and last query block and random rows, of 
 batch 0, against every key), then the median of CUDA-event timings with the L2 flushed (triton.testing.do_bench)
 for ours, cuDNN and flash in one process. TFLOP/s count 4*B*H*S_q*S_k*D (halved for causal); decode rows also
 give K/V bytes read per second. `ratio` = ours / cuDNN (where cuDNN refuses a configuration, the faster backend
-that takes it, named in `peer`). Also the warm host time of ops.attention and of SDPA on tiny tensors.
+that takes it, named in `peer`). Also the warm host time of ops.attention and of SDPA on tiny tensors, and (unless
+--no-triton) a Triton peer written for this benchmark (triton_attention_kernel.py: Triton's tutorial kernel is
+not in its wheel), checked against float64 like ours: triton_* fields and `ratio_vs_triton`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 import traceback
@@ -26,6 +29,9 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
 from tessera import ops
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import triton_attention_kernel as triton_peer  # noqa: E402 - the Triton peer, written for this benchmark
 
 CONFIGS = [  # (B, H, H_kv, S_q, S_k, D, causal)
     (16, 16, 16, 1024, 1024, 128, False),
@@ -126,6 +132,8 @@ def row(cfg, tune: bool = False) -> dict:
             out[f"{key}_tflops"] = round(flops / out[f"{key}_ms"] / 1e9, 1)
         except Exception as err:  # noqa: BLE001
             out[f"{key}_error"] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:300]
+    if triton_enabled:
+        triton_row(out, q, k, v, causal, flops)
     peers = {k: out[f"{k}_tflops"] for k in ("cudnn", "flash") if f"{k}_tflops" in out}
     out["peer"] = "cudnn" if "cudnn" in peers else max(peers, key=peers.get) if peers else None
     if out["peer"] and "ours_tflops" in out:
@@ -133,12 +141,38 @@ def row(cfg, tune: bool = False) -> dict:
         out["ratio"] = round(out["ours_tflops"] / peers[out["peer"]], 3)
     if out["peer"] and "tuned_tflops" in out:
         out["tuned_ratio"] = round(out["tuned_tflops"] / peers[out["peer"]], 3)
+    if "triton_tflops" in out and "ours_tflops" in out:
+        out["ratio_vs_triton"] = round(out["ours_tflops"] / out["triton_tflops"], 3)
     if S_q <= 16 and "ours_ms" in out:
         kv_bytes = 2 * B * H_kv * S_k * D * 2
         out["ours_kv_tb_s"] = round(kv_bytes / out["ours_ms"] / 1e9, 2)
         if "cudnn_ms" in out:
             out["cudnn_kv_tb_s"] = round(kv_bytes / out["cudnn_ms"] / 1e9, 2)
     return out
+
+
+triton_enabled = True
+
+
+def triton_row(out: dict, q, k, v, causal: bool, flops: float) -> None:
+    """The Triton peer (benchmarks/triton_attention_kernel.py, autotuned on its first call): numerics of O and LSE
+    against float64 on sampled rows of the first and last head, then its timing, as triton_* fields."""
+    H, S_q = q.shape[1], q.shape[2]
+    try:
+        fn = lambda: triton_peer.attention(q, k, v, causal)  # noqa: E731
+        o, lse = fn()
+        torch.cuda.synchronize()
+        heads = sorted({0, H - 1})
+        rows = torch.unique(torch.cat([torch.arange(min(128, S_q)), torch.arange(max(0, S_q - 128), S_q)])).cuda()
+        ro, rl = reference(q, k, v, causal, heads, rows)
+        err = float((o[0, heads][:, rows].double() - ro).norm() / ro.norm())
+        lse_err = float((lse[0, heads][:, rows].double() - rl).abs().max())
+        out.update({"triton_o_rel_err": err, "triton_lse_max_err": lse_err,
+                    "triton_correct": err <= O_TOL and lse_err <= LSE_TOL})
+        out["triton_ms"] = bench(fn)
+        out["triton_tflops"] = round(flops / out["triton_ms"] / 1e9, 1)
+    except Exception as err:  # noqa: BLE001 - a peer that fails is recorded, the row still stands
+        out["triton_error"] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:300]
 
 
 def host_us(fn, calls=2000) -> float:
@@ -171,9 +205,13 @@ def main(argv=None) -> int:
                    "A/B run (not a shipped config: its rows are notes, not results)")
     p.add_argument("--schedule", default=None, help="cooperative or pingpong for every multi-consumer rule config "
                    "(their tiles and rings unchanged), for an A/B run")
+    p.add_argument("--no-triton", action="store_true", help="leave out the Triton peer (its autotuning costs about "
+                   "a minute over the table)")
     p.add_argument("--tune", action="store_true", help="also tune each row (ops.tune_attention, cached under "
                    "$TESSERA_CACHE_DIR) and time ops.attention again with the winner: tuned_* fields")
     a = p.parse_args(argv)
+    global triton_enabled
+    triton_enabled = not a.no_triton
     if a.variant:
         from tessera.ops import configs
 
@@ -199,7 +237,7 @@ def main(argv=None) -> int:
     tuned = [r["tuned_ratio"] for r in rows if "tuned_ratio" in r]
     doc = {"command": "python benchmarks/bench_hopper_attention.py" + (" --quick" if a.quick else "")
            + (f" --variant {a.variant}" if a.variant else "") + (f" --schedule {a.schedule}" if a.schedule else "")
-           + (" --tune" if a.tune else ""),
+           + (" --tune" if a.tune else "") + (" --no-triton" if a.no_triton else ""),
            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cudnn": torch.backends.cudnn.version(), "rows": rows,
            "geomean_ratio": round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 3) if ratios else None,
