@@ -99,7 +99,7 @@ def test_device_info_and_the_primary_context_come_from_the_driver(monkeypatch):
 def test_load_reads_the_kernel_and_its_attributes_through_the_library_api(monkeypatch, art):
     fake = FakeDriver(monkeypatch)
     k = launch_module.load(art, "k", SIG, device=0)
-    assert ("cuLibraryLoadData", (art.cubin, [], [], 0, [], [], 0)) in fake.calls
+    assert ("cuLibraryLoadData", (art.cubin, None, None, 0, None, None, 0)) in fake.calls
     assert ("cuLibraryGetKernel", ("LIB", b"k")) in fake.calls
     assert (k.num_regs, k.shared_size_bytes, k.max_threads_per_block) == (40, 16, 1024)
     assert k._kernel.library == "LIB" and int(k._func) == 0xBEEF

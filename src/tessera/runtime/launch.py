@@ -371,7 +371,7 @@ def _load_library(artifact: CompiledArtifact, kernel: str, device: int):
         return RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"the driver could not load {kernel!r} from the cubin: "
                                   f"{what}: {_describe(driver, err)}", kernel=kernel)
 
-    err, library = driver.cuLibraryLoadData(artifact.cubin, [], [], 0, [], [], 0)
+    err, library = driver.cuLibraryLoadData(artifact.cubin, None, None, 0, None, None, 0)
     if err != ok:
         raise fail("cuLibraryLoadData", err)
     symbol = dict(artifact.symbol_mapping).get(kernel, kernel)
