@@ -35,10 +35,21 @@ a repeated call checks its arrays and launches. Configurations by shape:
 `tessera.ops.autotune`).
 """
 
-from tessera.ops._attention import attention, linear_attention
 from tessera.ops._common import RunRecord, last_run
 from tessera.ops._gemm import gemm
 from tessera.ops._hopper import tune_gemm
-from tessera.ops._hopper_attention import tune_attention
 
 __all__ = ["gemm", "attention", "linear_attention", "last_run", "RunRecord", "tune_gemm", "tune_attention"]
+
+
+def __getattr__(name: str):
+    """The attention ops on first use: a process that only multiplies matrices does not import them."""
+    if name in ("attention", "linear_attention"):
+        from tessera.ops import _attention
+
+        return getattr(_attention, name)
+    if name == "tune_attention":
+        from tessera.ops._hopper_attention import tune_attention
+
+        return tune_attention
+    raise AttributeError(f"module 'tessera.ops' has no attribute {name!r}")
