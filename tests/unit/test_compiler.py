@@ -164,6 +164,20 @@ def test_compile_cached_memoises_and_hooks_bypass_it():
     assert compile_cached(G.gemm, specs, meta, arch="sm_90", stages=2) is not one
 
 
+def test_compile_cached_keys_the_cache_it_was_given(tmp_path):
+    """A kernel memoised for one CompileCache is not handed out for another: its cubin is not in that one
+    (a launch record written there would name a missing cubin)."""
+    specs = (T(("M", "K"), "bf16"), T(("K", "N"), "bf16"), T(("M", "N"), "f32"), None, None, tessera.scalar("f32"),
+             None)
+    meta = {"BM": 64, "BN": 64}
+    first, second = CompileCache(tmp_path / "a"), CompileCache(tmp_path / "b")
+    one = compile_cached(G.gemm, specs, meta, arch="sm_90", cache=first)
+    two = compile_cached(G.gemm, specs, meta, arch="sm_90", cache=second)
+    assert two is not one and two.artifact_hash == one.artifact_hash
+    assert second.get(two.cache_key) is not None
+    assert compile_cached(G.gemm, specs, meta, arch="sm_90", cache=first) is one
+
+
 def test_not_a_traced_kernel_is_coded():
     err = expect("COMPILE_INPUT_INVALID", compile, G.gemm, "sm_90")
     assert "did you forget .trace(...)" in err.message

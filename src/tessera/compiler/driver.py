@@ -188,7 +188,8 @@ def compile_cached(kernel: Kernel, specs: tuple, meta: dict, *, arch: str | None
     arch = arch or device_arch()
     shape = _shape(shape, knobs)
     opts = tuple(sorted(options.items())) if isinstance(options, dict) else options
-    key = (kernel, specs, tuple(sorted(meta.items())), arch, shape, opts)
+    where = None if cache is None else (str(cache.directory), cache.disk)  # a kernel compiled into another cache
+    key = (kernel, specs, tuple(sorted(meta.items())), arch, shape, opts, where)  # is not this cache's
     hooked = testing.active()
     hit = None if hooked else _memo.get(key)
     if hit is None:
