@@ -1,10 +1,10 @@
 // warp-specialize refuses, naming what it cannot take and what would work, every wgmma kernel it cannot lower,
-// and lowers nothing partially. Ops that tile-to-fragments creates (packs, copies, the fragment mma) carry no
-// location of their own, so refusals about them point at the enclosing K-loop.
+// and lowers nothing partially. Ops that tile-to-fragments creates (packs, copies, the fragment mma) carry the
+// location of the op they stand for, so refusals point at the tile.mma or the operand's tile.load.
 // (lit reads "UNSUPPORTED" and a colon as its own directive, hence NV_WGMMA_UNSUPPORTED{{:}} in CHECK lines.)
 // RUN: tessera-opt %s --split-input-file --verify-diagnostics -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4}'
 // RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4}' 2>&1 | FileCheck %s
-// CHECK: warp-specialize-errors.mlir:[[# @LINE + 51]]:3: error: NV_WGMMA_UNSUPPORTED{{:}} BN=40: an MN-major b tile is read in rows of 32, 64 or 128 bytes, so it must be a multiple of 16 elements wide
+// CHECK: warp-specialize-errors.mlir:[[# @LINE + 54]]:5: error: NV_WGMMA_UNSUPPORTED{{:}} BN=40: an MN-major b tile is read in rows of 32, 64 or 128 bytes, so it must be a multiple of 16 elements wide
 // CHECK-NEXT: hint: use a multiple of 64 for BN (128-byte rows), or store B K-major
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.reduce on a 128x1 tile: the wgmma epilogue holds 128x256 tiles and 1x256 rows
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.transpose in the epilogue of a wgmma kernel: the register epilogue takes elementwise ops, compares, selects, iotas, converts, splats, constants, [1, N] broadcasts, loads, stores, masked stores and atomic adds
@@ -15,17 +15,17 @@
 // BM=320 on five warpgroups of 64 rows (warps=5,1): the consumer count is refused (the other kernels do not split
 // over five warpgroups and fail in tile-to-fragments).
 // RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a warps=5,1},warp-specialize{arch=sm_90a}' 2>&1 | FileCheck %s --check-prefix=BM320
-// BM320: warp-specialize-errors.mlir:[[# @LINE + 115]]:3: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320: this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)
+// BM320: warp-specialize-errors.mlir:[[# @LINE + 119]]:5: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320: this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)
 //
 // Shared memory: the last kernel (BM=128 BN=256 BK=64: 48 KiB a stage) lowers with 4 stages (the first RUN) but 8
 // need 384 KiB, and an sm_90a CTA has 227 KiB.
 // RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=8}' 2>&1 | FileCheck %s --check-prefix=SMEM
-// SMEM: warp-specialize-errors.mlir:[[# @LINE + 158]]:3: error: NV_SMEM_OVERFLOW: 8 stages of A 128x64 and B 256x64 need 393344 bytes of shared memory; sm_90a has 232448
+// SMEM: warp-specialize-errors.mlir:[[# @LINE + 162]]:5: error: NV_SMEM_OVERFLOW: 8 stages of A 128x64 and B 256x64 need 393344 bytes of shared memory; sm_90a has 232448
 // SMEM-NEXT: hint: use fewer stages or a smaller BK
 //
 // wgmma fragments (made for sm_90a) and warp-specialize for sm_90: the arch is checked before anything else.
 // RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90}' 2>&1 | FileCheck %s --check-prefix=ARCH
-// ARCH: warp-specialize-errors.mlir:[[# @LINE + 153]]:3: error: NV_ARCH_UNSUPPORTED{{:}} tile.fragment_mma on wgmma fragments needs sm_90a exactly; the target is sm_90
+// ARCH: warp-specialize-errors.mlir:[[# @LINE + 157]]:5: error: NV_ARCH_UNSUPPORTED{{:}} tile.fragment_mma on wgmma fragments needs sm_90a exactly; the target is sm_90
 // ARCH-NEXT: hint: run tile-to-fragments with the same arch (mma_sync on sm_80..sm_90)
 //
 // Options: arch is required, stages is 1..8, group_m 1..64, unknown options are errors.
@@ -54,10 +54,10 @@ func.func @b_not_transposed(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memr
   %m0 = arith.muli %pm, %c128 : index
   %n0 = arith.muli %pn, %c40 : index
   %init = tile.constant 0.0 : !tile.tile<128x40xf32>
-  // expected-error@+1 {{an MN-major b tile is read in rows of 32, 64 or 128 bytes, so it must be a multiple of 16 elements wide}}
   %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<128x40xf32>) {
     %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
     %b = tile.load %B[%k, %n0] pad 0.0 : memref<?x?xbf16> -> !tile.tile<64x40xbf16>
+    // expected-error@+1 {{an MN-major b tile is read in rows of 32, 64 or 128 bytes, so it must be a multiple of 16 elements wide}}
     %d = tile.mma %a, %b, %c : !tile.tile<128x64xbf16>, !tile.tile<64x40xbf16>, !tile.tile<128x40xf32>
     scf.yield %d : !tile.tile<128x40xf32>
   }
@@ -129,11 +129,11 @@ func.func @bm_320(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32
   %m0 = arith.muli %pm, %c320 : index
   %n0 = arith.muli %pn, %c128 : index
   %init = tile.constant 0.0 : !tile.tile<320x128xf32>
-  // expected-error@+1 {{this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)}}
   %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<320x128xf32>) {
     %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<320x64xbf16>
     %bt = tile.load %B[%n0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
     %b = tile.transpose %bt : !tile.tile<128x64xbf16> -> !tile.tile<64x128xbf16>
+    // expected-error@+1 {{this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)}}
     %d = tile.mma %a, %b, %c : !tile.tile<320x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<320x128xf32>
     scf.yield %d : !tile.tile<320x128xf32>
   }
@@ -153,8 +153,8 @@ func.func @nonzero_pad(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x
   %m0 = arith.muli %pm, %c128 : index
   %n0 = arith.muli %pn, %c128 : index
   %init = tile.constant 0.0 : !tile.tile<128x128xf32>
-  // expected-error@+1 {{the a load pads with 1.0; TMA fills out-of-bounds with 0}}
   %acc = scf.for %k = %c0 to %K step %c64 iter_args(%c = %init) -> (!tile.tile<128x128xf32>) {
+    // expected-error@+1 {{the a load pads with 1.0; TMA fills out-of-bounds with 0}}
     %a = tile.load %A[%m0, %k] pad 1.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
     %bt = tile.load %B[%n0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
     %b = tile.transpose %bt : !tile.tile<128x64xbf16> -> !tile.tile<64x128xbf16>

@@ -85,6 +85,13 @@ def on_cuda_cores(op: MmaOp) -> bool:
     return len(names) == 1 and names <= set(CUDA_CORE_TYPES)
 
 
+def _at(where: Operation, *ops: Operation) -> None:
+    """Give created ops the location of the op they stand for, so a later refusal names the tile program's line
+    (the tile.dot, the operand's tile.load), not the enclosing loop."""
+    for new in ops:
+        new.location = where.location
+
+
 def index_zero(op: Operation) -> SSAValue:
     """An `arith.constant 0 : index` that dominates `op`: reused from an enclosing block, else made at the top."""
     anc, entry = op, None
@@ -138,6 +145,7 @@ class LowerMma(RewritePattern):
                 stage, src, token = self._stage(value, role, owner, rewriter)
                 packs[role] = FragmentPackOp(src, [index_zero(owner)] * 2, plan.warps, plan.fragment(role, layout))
                 waits = [WaitOp(token)] if token is not None else []
+                _at(owner, packs[role], *waits)
                 rewriter.insert([*stage, *waits, packs[role]], InsertPoint.after(owner))
             else:
                 stage, src, token = self._stage(value, role, op, rewriter)
@@ -145,10 +153,13 @@ class LowerMma(RewritePattern):
                 local.append((src, role, layout))
                 tokens += [token] if token is not None else []
         if tokens:
-            rewriter.insert(WaitOp(*tokens))
+            wait = WaitOp(*tokens)
+            _at(op, wait)
+            rewriter.insert(wait)
         zero = index_zero(op)
         for src, role, layout in local:
             packs[role] = FragmentPackOp(src, [zero, zero], plan.warps, plan.fragment(role, layout))
+            _at(src.owner if isinstance(src.owner, Operation) and src.owner.location is not None else op, packs[role])
             rewriter.insert(packs[role])
         acc = FragmentPackOp(op.acc, [zero, zero], plan.warps, plan.fragment("acc"))
         for role, hint in (("a", "frag_a"), ("b", "frag_b")):
@@ -156,6 +167,7 @@ class LowerMma(RewritePattern):
         acc.result.name_hint = "frag_acc"
         mma = FragmentMmaOp(packs["a"].result, packs["b"].result, acc.result)
         unpack = FragmentUnpackOp(mma.result, plan.warps, op.result.type)
+        _at(op, acc, mma, unpack)
         rewriter.replace(op, [acc, mma, unpack], [unpack.result])
         for v in (op.a, op.b):
             if isinstance(v.owner, TransposeOp) and not v.uses:
@@ -191,6 +203,7 @@ class LowerMma(RewritePattern):
         view.result.name_hint = f"g{role}"
         copy = AsyncCopyOp(view.result, buf.result, load.padding.value.data)
         copy.token.name_hint = f"t{role}"
+        _at(load, buf, view, copy)
         return [view, copy], buf.result, copy.token
 
 
@@ -246,6 +259,8 @@ def _unpack_users(value: SSAValue, warps, tile_t: TileType, at: InsertPoint) -> 
     if not value.uses:
         return
     unpack = FragmentUnpackOp(value, warps, tile_t)
+    if isinstance(value.owner, Operation):
+        _at(value.owner, unpack)
     Rewriter.insert_op(unpack, at)
     value.replace_uses_with_if(unpack.result, lambda use: use.operation is not unpack)
 
@@ -271,6 +286,8 @@ class CarryFragments(RewritePattern):
             frag, warps, tile_t = unpack.source.type, unpack.warps, arg.type
             init = FragmentPackOp(op.iter_args[i], [index_zero(op)] * 2, warps, frag)
             init.result.name_hint = "acc_init"
+            owner = op.iter_args[i].owner
+            _at(owner if isinstance(owner, Operation) and owner.location is not None else op, init)
             rewriter.insert(init, InsertPoint.before(op))
             op.operands[3 + i] = init.result
             yield_op.operands[i] = unpack.source
