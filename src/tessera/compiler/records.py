@@ -63,7 +63,8 @@ def compiled(kernel: str, specs: tuple, meta: dict, *, arch: str, shape: LaunchS
     record when one was written for this request (see the module docstring), else compiled and recorded."""
     from tessera.runtime.cache import default_cache
 
-    memo_key = (kernel, specs, tuple(sorted(meta.items())), arch, shape)
+    where = None if cache is None else (str(cache.directory), cache.disk)
+    memo_key = (kernel, specs, tuple(sorted(meta.items())), arch, shape, where)
     hooked = testing.active()
     hit = None if hooked else _memo.get(memo_key)
     if hit is not None:
