@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tessera.compiler import record_store as store
 from tessera.compiler import records
 from tessera.compiler.launch_shape import LaunchShape
 
@@ -94,7 +95,7 @@ def cache(tmp_path, monkeypatch):
 def test_a_restored_kernel_matches_the_compiled_one_and_retraces_on_demand(cache, monkeypatch):
     ck = _compile(cache)
     key = records.record_key("tessera.kernels.gemm:gemm", SPECS, META, "sm_80", LaunchShape(2))
-    back = records.load(cache, key, lambda: ck.traced)
+    back = store.load(cache, key, lambda: ck.traced)
     assert back is not None and back is not ck
     assert (back.name, back.block, back.smem_bytes, back.signature, back._decl, back.pipeline, back.artifact_hash,
             back.source) == (ck.name, ck.block, ck.smem_bytes, ck.signature, ck._decl, ck.pipeline,
@@ -120,11 +121,11 @@ def test_a_record_that_does_not_fit_is_a_miss_and_is_rewritten(cache, monkeypatc
     else:
         cache.path_for(record["cache_key"]).unlink()
         cache.clear_memory()
-    assert records.load(cache, key, lambda: None) is None
+    assert store.load(cache, key, lambda: None) is None
     monkeypatch.setattr(records, "_memo", {})
     again = _compile(cache)  # compiled again (the cubin from NVRTC or the cache), the record rewritten
     assert again.artifact_hash == ck.artifact_hash and again._traced is not None
-    assert records.load(cache, key, lambda: None) is not None
+    assert store.load(cache, key, lambda: None) is not None
 
 
 def test_every_input_of_the_compile_is_in_the_key(monkeypatch):
@@ -135,10 +136,10 @@ def test_every_input_of_the_compile_is_in_the_key(monkeypatch):
     others = [key(kernel="tessera.kernels.gemm:other"), key(arch="sm_90"), key(shape=LaunchShape(3)),
               key(meta={**META, "BK": 32}), key(specs=(records.tensor(("M", "K"), "bf16"),) + SPECS[1:])]
     assert len({base, *others}) == 1 + len(others)
-    monkeypatch.setattr(records, "build_id", lambda: "an edited tree")
+    monkeypatch.setattr(store, "build_id", lambda: "an edited tree")
     assert key() != base
     monkeypatch.undo()
-    monkeypatch.setattr(records, "toolchain_id", lambda: "another nvrtc")
+    monkeypatch.setattr(store, "toolchain_id", lambda: "another nvrtc")
     assert key() != base
 
 
@@ -147,15 +148,15 @@ def test_the_build_id_changes_when_a_source_file_changes(tmp_path, monkeypatch):
     (fake / "sub").mkdir(parents=True)
     (fake / "__init__.py").write_text("")
     (fake / "sub" / "m.py").write_text("x = 1\n")
-    monkeypatch.setattr(records, "_package_root", lambda: str(fake))
-    records.build_id.cache_clear()
+    monkeypatch.setattr(store, "_package_root", lambda: str(fake))
+    store.build_id.cache_clear()
     try:
-        first = records.build_id()
-        records.build_id.cache_clear()
+        first = store.build_id()
+        store.build_id.cache_clear()
         (fake / "sub" / "m.py").write_text("x = 22\n")
-        assert records.build_id() != first
+        assert store.build_id() != first
     finally:
-        records.build_id.cache_clear()
+        store.build_id.cache_clear()
 
 
 def test_the_toolchain_versions_are_what_importlib_metadata_and_nvrtc_report():
@@ -170,3 +171,27 @@ def test_the_toolchain_versions_are_what_importlib_metadata_and_nvrtc_report():
         assert got[dist] == metadata.version(dist)
     _, major, minor = _nvrtc()
     assert got["nvrtc"] == f"{major}.{minor}"
+
+
+def test_tessera_compile_reads_a_record_keyed_by_the_traced_ir(cache, monkeypatch):
+    """Any kernel, not only the ops': `tessera.compile` of an IR it has compiled before (this process or another,
+    same cache) takes the launch record and skips lowering and emission; another pipeline, arch or option is
+    another key, and a fault-injected compile never reads or writes one."""
+    from tessera.compiler import driver, testing
+
+    traced = records.resolve("tessera.kernels.gemm:gemm").trace(*records.specs_of(SPECS), **META)
+    first = driver.compile(traced, "sm_80", stages=2, cache=cache)
+    lowered = []
+    real_lower = driver.lower
+    monkeypatch.setattr(driver, "lower", lambda *a: lowered.append(a[1]) or real_lower(*a))
+    again = driver.compile(traced, "sm_80", stages=2, cache=cache)
+    assert lowered == [] and again is not first and again.traced is traced
+    assert (again.artifact_hash, again.source, again.signature, again.pipeline) == \
+        (first.artifact_hash, first.source, first.signature, first.pipeline)
+    driver.compile(traced, "sm_80", stages=3, cache=cache)
+    driver.compile(traced, "sm_80", stages=2, cache=cache, options={"lineinfo": True})
+    assert len(lowered) == 2
+    with testing.inject_faults(source=lambda s: s + "\n// injected\n"):
+        hurt = driver.compile(traced, "sm_80", stages=2, cache=cache)
+    assert len(lowered) == 3 and "// injected" in hurt.source
+    assert "// injected" not in driver.compile(traced, "sm_80", stages=2, cache=cache).source

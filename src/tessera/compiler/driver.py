@@ -14,8 +14,11 @@ quotes them), the canonical pipeline text with every option explicit, the
 sha256 of the emitted source, the arch, the NVRTC options and the toolchain
 versions; `CompileCache` keeps entries in memory and on disk
 ($TESSERA_CACHE_DIR, else ~/.cache/tessera). Lowering and emission are
-deterministic and run on every compile (about 0.1 s), so `.source` is
-always at hand; a cache hit skips NVRTC (1 to 5 s per kernel).
+deterministic; a cubin hit skips NVRTC (1 to 5 s per kernel), and a launch
+record (`record_store`: keyed by the traced IR with locations, the requested
+pipeline text, the arch, the options, the Tessera build and the toolchain)
+skips lowering and emission too (0.1-0.3 s). `.source` is always at hand:
+the record keeps it.
 
 The warm path is `compile_cached(kernel, specs, meta, arch=...)`: an
 in-process dict keyed by (kernel, specialisation, meta, arch, stages,
@@ -40,7 +43,7 @@ from typing import TYPE_CHECKING
 from tessera.ir import diagnostics as D
 from tessera.target.nvidia.toolchain.nvrtc import parse_arch
 
-from tessera.compiler import testing
+from tessera.compiler import record_store, testing
 from tessera.compiler.launch_shape import LaunchShape
 
 if TYPE_CHECKING:  # the tracer, passes and emitter load on the first compile, not with the driver
@@ -49,6 +52,7 @@ if TYPE_CHECKING:  # the tracer, passes and emitter load on the first compile, n
     from tessera.runtime.cache import CompileCache
 
 KEY_FORMAT = "tessera-compile-1"
+RECORD_FORMAT = "tessera-compile-record-1"  # launch records keyed by the traced IR (`record_store`)
 
 
 def default_pipeline(arch: str, shape: LaunchShape | None = None, **knobs) -> str:
@@ -147,19 +151,29 @@ def compile(traced, arch: str | None = None, *, shape: LaunchShape | None = None
         raise D.TesseraError(D.COMPILE_LAUNCH_SHAPE_INVALID, "pipeline= and a launch shape given together: the "
                                                              "pipeline text already sets every option",
                              hint="put the knobs in the pipeline's options, or drop pipeline=")
-    module, canonical = lower(traced, pipeline or _shape(shape, knobs).pipeline(arch), arch)
+    requested = pipeline or _shape(shape, knobs).pipeline(arch)
+    cache = cache if cache is not None else default_cache()
+    record = None
+    if injected is None and cache.disk:  # a launch record for this IR, pipeline, arch and options: no lowering
+        record = record_store.key_of([RECORD_FORMAT, traced.ir_text(locations=True), requested, arch, repr(options)])
+        ck = record_store.load(cache, record, lambda: traced)
+        if ck is not None:
+            _warn_performance(ck)
+            return ck
+    module, canonical = lower(traced, requested, arch)
     emitted = emit_cuda(module, traced.name)
     if injected is not None and injected.source is not None:
         emitted = replace(emitted, source=injected.source(emitted.source))
     key_text = json.dumps({"format": KEY_FORMAT, "ir": traced.ir_text(locations=True), "pipeline": canonical,
                            "source_sha256": hashlib.sha256(emitted.source.encode()).hexdigest()}, sort_keys=True)
-    cache = cache if cache is not None else default_cache()
     artifact = cache.get_or_compile(emitted.source, arch, options=options, key_text=key_text)
     if injected is not None and injected.artifact is not None:
         artifact = injected.artifact(artifact)
     func = next(f for f in module.walk() if f.name == "func.func" and f.sym_name.data == emitted.name)
     ck = CompiledKernel(traced, emitted, artifact, canonical, cache_key(key_text, arch, options),
                         tuple(func.function_type.inputs))
+    if record is not None:
+        record_store.save(cache, record, ck)
     _warn_performance(ck)
     return ck
 

@@ -117,7 +117,6 @@ class CompiledKernel:
         written = {p.arg for p in emitted.params if p.role == "ptr" and not p.ctype.startswith("const ")}
         decl = argcheck.declare(tuple(arg_types), traced.arg_names, specs=traced.arg_specs, written=written)
         self._setup(traced, emitted, artifact, pipeline, cache_key, launch_signature(emitted, arg_types), decl)
-        self._arg_types = tuple(arg_types)
 
     @classmethod
     def restore(cls, emitted: EmittedKernel, artifact: CompiledArtifact, pipeline: str, cache_key: str, signature,
@@ -178,10 +177,10 @@ class CompiledKernel:
 
     def with_artifact(self, artifact: CompiledArtifact) -> "CompiledKernel":
         """The same kernel with another artifact (fault-injection tests load a damaged cubin this way)."""
-        if self._traced is None:
-            return CompiledKernel.restore(self.emitted, artifact, self.pipeline, self.cache_key, self.signature,
-                                          self._decl, self._retrace)
-        return CompiledKernel(self.traced, self.emitted, artifact, self.pipeline, self.cache_key, self._arg_types)
+        ck = CompiledKernel.restore(self.emitted, artifact, self.pipeline, self.cache_key, self.signature, self._decl,
+                                    lambda: self.traced)
+        ck._traced = self._traced
+        return ck
 
     def __repr__(self) -> str:
         return f"<CompiledKernel {self.name} {self.arch} {self.artifact.sha256[:12]}>"

@@ -114,6 +114,10 @@ class CompileCache:
         self._memory[key] = art
         return art
 
+    def has(self, key: str) -> bool:
+        """Whether an entry for `key` is in memory or on disk (not read or verified, not counted in `stats`)."""
+        return key in self._memory or (self.disk and self.path_for(key).is_file())
+
     def put(self, key: str, art: CompiledArtifact) -> None:
         if not art.verify():
             raise ValueError("refusing to cache an artifact whose cubin does not match its sha256")
