@@ -1,21 +1,16 @@
-"""Launch records: what a launch needs of a compiled kernel, kept on disk so a new process skips the compiler.
+"""Trace-free launch records for the shipped kernels: a new process launches them without xDSL or the tracer.
 
-The records themselves (what they hold, how they are written and checked) are `record_store`'s; this module
-makes their trace-free keys for the ops. A warm disk cache used to save only NVRTC: a fresh process still imported xDSL, traced, lowered and emitted each
-kernel before the cubin lookup (0.35-0.48 s to a first GEMM). A launch record holds the rest of what
-`CompiledKernel` needs to launch -- the emitted parameters and source, the launch signature, the argument
-declarations, the pipeline text and the cubin's cache key -- under a key made without tracing:
+A warm disk cache used to save only NVRTC: a fresh process still imported xDSL, traced, lowered and emitted each
+kernel before the cubin lookup (0.35-0.48 s to a first GEMM). `tessera.compile` reads launch records keyed by
+the traced IR (`record_store`), which skips lowering and emission but still traces. The ops go one step further:
+they name a kernel by its import path and its specialisation by plain descriptions (`tensor`, `scalar`), so
 
-    the kernel's import path, its specialisation (`tensor` / `scalar` descriptions), meta-parameters, arch and
-    launch shape, plus the Tessera build (every package source file's size and mtime) and the toolchain
-    packages' versions.
+    compiled("tessera.kernels.gemm:gemm", specs, meta, arch=..., shape=...)
 
-So `compiled("tessera.kernels.gemm:gemm", specs, meta, arch=..., shape=...)` in a process with a warm cache
-reads one JSON file and one cubin entry and imports neither the kernel nor xDSL; `ck.traced` re-traces on first
-use. Any change to Tessera's sources, the toolchain, or the request is another key (a miss compiles as before
-and writes a record). A record that does not parse, names another key, or points at a cubin whose sha256
-differs is a miss, never a wrong kernel. The compile-time performance warnings are raised when a kernel is
-compiled, not again when its record is read.
+keys a record by the kernel path, the descriptions, meta-parameters, arch and launch shape (plus the Tessera
+build and the toolchain, as every record key), and a warm process reads one JSON file and one cubin entry and
+imports neither the kernel nor xDSL; `ck.traced` re-traces on first use. A miss compiles as before and writes
+the record. Kernels read from such a record do not raise the compile-time performance warnings again.
 """
 
 from __future__ import annotations
