@@ -536,7 +536,8 @@ def test_launch_signature_refuses_a_map_of_a_non_2d_argument():
     ck = hopper_kernel()
     bad = (*ck.emitted.params, KernelParam("x_tmap", "const __grid_constant__ tsr_tensormap", 2, "tmap",
                                            box=(64, 64), swizzle=128))
-    expect("EMIT_UNSUPPORTED", launch_signature, EmittedKernel("k", "", "sm_90a", 128, 0, bad), ck._arg_types)
+    arg_types = tuple(next(f for f in ck.traced.module.walk() if f.name == "func.func").function_type.inputs)
+    expect("EMIT_UNSUPPORTED", launch_signature, EmittedKernel("k", "", "sm_90a", 128, 0, bad), arg_types)
 
 
 @pytest.fixture()
