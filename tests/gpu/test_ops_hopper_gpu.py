@@ -86,6 +86,27 @@ def test_every_layout_runs_the_sm90a_kernel(M, N, K, trans_a, trans_b):
     assert rel_error(q(ops.gemm(A, B, trans_a=trans_a, trans_b=trans_b)), q(a) @ q(b)) <= error_bound("bf16")
 
 
+@pytest.mark.parametrize("M", [1, 16, 64])
+@pytest.mark.parametrize("N, K", [(4096, 4096), (1000, 1000)])
+@pytest.mark.parametrize("trans_b", [True, False], ids=["NT", "NN"])
+def test_decode_products_with_a_bias_run_swapped(M, N, K, trans_b):
+    """nn.Linear at decode: a bias swaps too, added along C^T's rows (BIAS_AXIS="m", a column-stride-0 view),
+    before a gelu; the warm path and a replay, against float64."""
+    a = (torch.randn((M, K), device="cuda") / K ** 0.5).bfloat16()
+    w = torch.randn((N, K) if trans_b else (K, N), device="cuda").bfloat16()
+    bias = torch.randn((N,), device="cuda").bfloat16()
+    out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    ops.gemm(a, w, trans_b=trans_b, bias=bias, activation="gelu", out=out)
+    rec = ops.last_run()
+    assert rec.arch == "sm_90a" and rec.config["swap_ab"] is True and rec.config["BIAS_AXIS"] == "m"
+    ref = G.reference_gemm(q(a), q(w), None, q(bias).reshape(1, N), None, 1.0, trans_b=trans_b, activation="gelu")
+    assert rel_error(q(out), ref) <= error_bound("bf16")
+    out.fill_(float("nan"))
+    ops.gemm(a, w, trans_b=trans_b, bias=bias, activation="gelu", out=out)  # warm path (a replay next)
+    ops.gemm(a, w, trans_b=trans_b, bias=bias, activation="gelu", out=out)
+    assert rel_error(q(out), ref) <= error_bound("bf16")
+
+
 @pytest.mark.parametrize("layout", ["NN", "TT"])
 def test_tune_gemm_in_a_layout_caches_that_layout(layout):
     ta, tb = layout[0] == "T", layout[1] == "T"

@@ -139,6 +139,34 @@ def test_every_default_config_compiles_to_hgmma_without_local_memory(shape, read
     assert "HGMMA" in ck.sass() and not has_local_memory(ck.cubin), cfg
 
 
+@pytest.mark.parametrize("M", [1, 16, 64])
+def test_every_swapped_decode_config_with_a_row_bias_compiles_to_hgmma_without_local_memory(M):
+    """The swapped decode kernels as ops builds them for nn.Linear with a bias (BIAS_AXIS="m", register stores,
+    both operands' layouts flipped) and a gelu: HGMMA, no local memory."""
+    import tessera
+    from tessera.kernels import gemm as G
+    from tessera.runtime.cache import CompileCache
+    from tessera.target.nvidia.toolchain.sass import has_local_memory
+
+    cfg = H.swap_config(M)
+    T = tessera.tensor
+    specs = (T(("M", "K"), "bf16"), T(("K", "N"), "bf16"), T(("M", "N"), "bf16"), T(("M", "N"), "bf16"), None,
+             tessera.scalar("f32"), None)
+    traced = G.gemm.trace(*specs, **cfg.meta(), TRANS_A=False, TRANS_B=False, ACTIVATION="gelu", BIAS_AXIS="m")
+    ck = tessera.compile(traced, "sm_90a", shape=cfg.shape, cache=CompileCache(disk=False))
+    assert "HGMMA" in ck.sass() and not has_local_memory(ck.cubin), cfg
+
+
+def test_a_bad_bias_axis_is_a_coded_kernel_error():
+    import tessera
+    from tessera.kernels import gemm as G
+
+    T = tessera.tensor
+    specs = (T(("M", "K"), "f32"), T(("K", "N"), "f32"), T(("M", "N"), "f32"), None, None, tessera.scalar("f32"), None)
+    with pytest.raises(TesseraError, match="DSL_META_INVALID.*BIAS_AXIS='k'"):
+        G.gemm.trace(*specs, BM=32, BN=32, BK=16, BIAS_AXIS="k")
+
+
 def test_a_tile_constant_shared_by_tl_zeros_and_relu_moves_to_the_epilogue():
     """The tracer shares one 0.0 tile between the accumulator init and relu's maximum: it must not be refused."""
     import tessera
@@ -301,8 +329,40 @@ def test_decode_gemms_run_swapped_on_an_emulated_sm90_device(tmp_path, monkeypat
     assert host.launches == 2
 
 
-def test_decode_gemms_with_epilogue_inputs_or_a_pin_stay_unswapped(tmp_path, monkeypatch):
-    """A bias (a column of C, a row of C^T), c with beta, or a pinned config: the unswapped kernel, as before."""
+@pytest.mark.parametrize("M, tb, rank", [(16, True, 1), (64, False, 2), (5, True, 2)])
+def test_decode_gemms_with_a_bias_run_swapped_with_the_bias_along_the_rows(tmp_path, monkeypatch, M, tb, rank):
+    """nn.Linear at decode (issue 16): a bias, [N] or [1, N], runs swapped as well, added along C^T's rows
+    (kernels.gemm BIAS_AXIS="m": an [N, M] view of column stride 0), before a gelu; a second call with new data
+    takes the warm path. Ragged N and K, against float64."""
+    import numpy as np
+
+    import tessera.ops as ops
+    from tessera.compiler import testing
+    from tessera.kernels import gemm as G
+    from tessera.reference.oracles import error_bound, rel_error
+
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    N, K = 200, 136
+    f = lambda x: x.astype(np.float64)  # noqa: E731
+    with testing.emulate_on_host("sm_90") as host:
+        for seed in (0, 1):
+            rng = np.random.default_rng(seed)
+            a = rng.standard_normal((M, K)).astype(np.float16)
+            w = (rng.standard_normal((N, K) if tb else (K, N)) / np.sqrt(K)).astype(np.float16)
+            bias = rng.standard_normal(N if rank == 1 else (1, N)).astype(np.float16)
+            out = np.full((M, N), np.nan, np.float16)
+            ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=tb, bias=FakeDeviceArray(bias),
+                     activation="gelu", out=FakeDeviceArray(out))
+            rec = ops.last_run()
+            assert rec.config["swap_ab"] is True and rec.config["BIAS_AXIS"] == "m"
+            ref = G.reference_gemm(f(a), f(w), None, f(bias).reshape(1, N), None, 1.0, None, trans_b=tb,
+                                   activation="gelu")
+            assert rel_error(f(out), ref) <= error_bound("f16")
+    assert host.launches == 2
+
+
+def test_decode_gemms_with_c_or_a_pin_stay_unswapped_and_a_bias_swaps(tmp_path, monkeypatch):
+    """c with beta, or a pinned config: the unswapped kernel, as before; a bias (a row of C^T) swaps."""
     import numpy as np
 
     import tessera.ops as ops
@@ -316,7 +376,7 @@ def test_decode_gemms_with_epilogue_inputs_or_a_pin_stay_unswapped(tmp_path, mon
     with testing.emulate_on_host("sm_90"):
         ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, bias=FakeDeviceArray(np.ones(256, np.float16)),
                  out=out)
-        assert "swap_ab" not in ops.last_run().config
+        assert ops.last_run().config["swap_ab"] is True and ops.last_run().config["BIAS_AXIS"] == "m"
         ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), out, beta=1.0, trans_b=True, out=out)
         assert "swap_ab" not in ops.last_run().config
         monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", "BM=64,BN=128,BK=64,stages=8,schedule=cooperative,cluster=1,"
@@ -340,8 +400,9 @@ def test_swapped_configs_are_candidates_only_where_a_product_can_swap():
 
 
 def test_a_tuned_swapped_decode_config_runs_swapped_and_gives_way_where_it_cannot(tmp_path, monkeypatch):
-    """A cached swapped winner: ops.gemm runs it swapped (its own BN, from the cache); with a bias the call cannot
-    swap and takes the rule's unswapped config instead of the swapped tile unswapped. Against float64."""
+    """A cached swapped winner: ops.gemm runs it swapped (its own BN, from the cache), with a bias too; with c
+    the call cannot swap and takes the rule's unswapped config instead of the swapped tile unswapped. Against
+    float64."""
     import numpy as np
 
     import tessera.ops as ops
@@ -370,6 +431,14 @@ def test_a_tuned_swapped_decode_config_runs_swapped_and_gives_way_where_it_canno
         ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, bias=FakeDeviceArray(bias),
                  out=FakeDeviceArray(out))
         rec = ops.last_run()
-        assert "swap_ab" not in rec.config and rec.config["config_source"] == "default" and rec.config["BM"] == 64
+        assert rec.config["swap_ab"] is True and rec.config["config_source"] == "cache" and rec.config["BN"] == 32
         ref = G.reference_gemm(f(a), f(w), None, f(bias).reshape(1, N), trans_b=True)
+        assert rel_error(f(out), ref) <= error_bound("f16")
+        c = rng.standard_normal((M, N)).astype(np.float16)
+        out = np.full((M, N), np.nan, np.float16)
+        ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), FakeDeviceArray(c), beta=0.5, trans_b=True,
+                 out=FakeDeviceArray(out))
+        rec = ops.last_run()
+        assert "swap_ab" not in rec.config and rec.config["config_source"] == "default" and rec.config["BM"] == 64
+        ref = G.reference_gemm(f(a), f(w), f(c), None, None, 1.0, 0.5, trans_b=True)
         assert rel_error(f(out), ref) <= error_bound("f16")

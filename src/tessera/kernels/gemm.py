@@ -36,7 +36,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 @kernel
 def gemm(A, B, C, bias, residual, alpha, beta, *, BM=128, BN=128, BK=32, TRANS_A=False, TRANS_B=False,
-         ACTIVATION="none"):
+         ACTIVATION="none", BIAS_AXIS="n"):
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
     K = A.shape[0] if TRANS_A else A.shape[1]
@@ -51,15 +51,24 @@ def gemm(A, B, C, bias, residual, alpha, beta, *, BM=128, BN=128, BK=32, TRANS_A
         else:
             b = tl.load(B, [k, n0], (BK, BN))                           # gB: BK x BN
         acc = tl.dot(a, b, acc)
-    epilogue(acc, C, bias, residual, alpha, beta, m0, n0, BM, BN, ACTIVATION)
+    epilogue(acc, C, bias, residual, alpha, beta, m0, n0, BM, BN, ACTIVATION, BIAS_AXIS)
 
 
-def epilogue(acc, C, bias, residual, alpha, beta, m0, n0, BM, BN, ACTIVATION):
-    """C[m0:, n0:] = act(alpha*acc + beta*C + bias) + residual for an f32 BM x BN tile; traced where called."""
+def epilogue(acc, C, bias, residual, alpha, beta, m0, n0, BM, BN, ACTIVATION, BIAS_AXIS="n"):
+    """C[m0:, n0:] = act(alpha*acc + beta*C + bias) + residual for an f32 BM x BN tile; traced where called.
+
+    BIAS_AXIS "n": bias is a [1, N] row added to every row. "m": bias is indexed by row, passed as an [M, N]
+    array whose column stride is 0 (a decode GEMM run swapped, C^T = B^T A^T, has nn.Linear's bias along its
+    rows); it is read as a tile, so any epilogue that reads tiles takes it."""
+    if BIAS_AXIS not in ("n", "m"):
+        raise KernelError(D.DSL_META_INVALID, f"BIAS_AXIS={BIAS_AXIS!r} is not 'n' (a [1, N] row) or 'm' (per row, "
+                                              "an [M, N] view of column stride 0)")
     acc = acc * alpha
     if beta is not None:
         acc = acc + tl.load(C, [m0, n0], (BM, BN)).to(tl.f32) * beta   # gC: BM x BN
-    if bias is not None:
+    if bias is not None and BIAS_AXIS == "m":
+        acc = acc + tl.load(bias, [m0, n0], (BM, BN)).to(tl.f32)       # gbias: M x N of stride (1, 0)
+    elif bias is not None:
         acc = acc + tl.load(bias, [0, n0], (1, BN)).to(tl.f32)         # gbias: 1 x BN, broadcast over rows
     if ACTIVATION in GRADS:  # dZ = dY * act'(Z), dY in the residual slot
         if residual is None:

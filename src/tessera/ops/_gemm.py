@@ -105,8 +105,9 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
     cfg = (H.gemm_config(M, N, K, A.dtype, reads_c or R is not None, H.layout_of(ta, tb)) if hopper
            else gemm_config(M, N, K, arch, A.dtype))
     # decode: C^T = op(b)^T op(a)^T, the wide operand in wgmma's rows, where nothing is tuned or pinned or the
-    # tuned or pinned config is a swapped one; a swapped one for a call that cannot swap gives way to the rule
-    swap_ok = hopper and H.can_swap(M, N) and not reads_c and Bias is None and R is None
+    # tuned or pinned config is a swapped one; a swapped one for a call that cannot swap gives way to the rule.
+    # A bias swaps too (added along C^T's rows: BIAS_AXIS="m"); c and a residual do not (yet)
+    swap_ok = hopper and H.can_swap(M, N) and not reads_c and R is None
     if hopper and cfg.swap and not swap_ok:
         cfg = H.default_config(M, N, K, reads_c or R is not None, H.layout_of(ta, tb))
     swap = swap_ok and (cfg.source == "default" or cfg.swap)
@@ -125,11 +126,13 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
         memref(values, b, B)
         memref(values, a, A)
         values += [result if O.ptr is None else O.ptr, N, M, 1, N]
+        if Bias is not None:  # bias[n] for every column of C^T: an [N, M] view of column stride 0
+            values += [bias if Bias.ptr is None else Bias.ptr, N, M, 1, 0]
     else:
         memref(values, a, A)
         memref(values, b, B)
         memref(values, result, O)
-    if Bias is not None:
+    if Bias is not None and not swap:
         memref(values, bias_2d, Bias, (1, N))
     if R is not None:
         memref(values, residual, R)
@@ -197,7 +200,7 @@ def _remember(warm, plan, grid, device, values, views, reads_c: bool, allocated:
         return  # host arrays: they are staged through the device, nothing to win
     O = views[5]
     fills, at = [], 0
-    for i in ((1, 0, 5) if swap else (0, 1, 5, 3, 4)):  # the kernel's memref order: a, b, out, bias, residual
+    for i in ((1, 0, 5, 3) if swap else (0, 1, 5, 3, 4)):  # the kernel's memref order: a, b, out, bias, residual
         v = views[i]
         if v is not None:
             fills.append((at, i, arrays.ITEMSIZE[v.dtype]))
@@ -233,11 +236,14 @@ def _out_dtype(ck: Checker, out_dtype, Out, C, A) -> str:
 
 def _build(lane, device, in_dt, out_dt, reads_c, Bias, R, ta, tb, act, cfg, swap: bool = False) -> Plan:
     T, S = records.tensor, records.scalar
+    row_bias = swap and Bias is not None  # swapped: the bias runs along C^T's rows (see kernels.gemm.epilogue)
     specs = (T(("K", "M") if ta else ("M", "K"), in_dt), T(("N", "K") if tb else ("K", "N"), in_dt),
-             T(("M", "N"), out_dt), T((1, "N"), Bias.dtype) if Bias is not None else None,
+             T(("M", "N"), out_dt),
+             None if Bias is None else T(("M", "N") if row_bias else (1, "N"), Bias.dtype),
              T(("M", "N"), R.dtype) if R is not None else None, S("f32"), S("f32") if reads_c else None)
-    meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
-    config = {**cfg.meta(), "stages": cfg.stages, "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act}
+    meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act, **({"BIAS_AXIS": "m"} if row_bias else {})}
+    config = {**cfg.meta(), "stages": cfg.stages, "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act,
+              **({"BIAS_AXIS": "m"} if row_bias else {})}
     if isinstance(cfg, H.HopperConfig):  # sm_90a: warp-specialised wgmma + TMA (see tessera.ops._hopper)
         config.update({**cfg.shape.as_dict(), "config_source": cfg.source, **({"swap_ab": True} if swap else {})})
         compiled = records.compiled(KERNEL, specs, meta, arch="sm_90a", shape=cfg.shape)
