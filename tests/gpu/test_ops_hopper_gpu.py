@@ -107,6 +107,30 @@ def test_decode_products_with_a_bias_run_swapped(M, N, K, trans_b):
     assert rel_error(q(out), ref) <= error_bound("bf16")
 
 
+@pytest.mark.parametrize("M", [1, 64])
+@pytest.mark.parametrize("epilogue", ["c", "c_in_place", "residual"])
+def test_decode_products_reading_c_or_a_residual_run_swapped(M, epilogue):
+    """c (beta; another out or in place) and a residual are read through their transposed views as C^T is
+    written; with a bias and a relu, against float64."""
+    N, K = 4096, 4096
+    a = (torch.randn((M, K), device="cuda") / K ** 0.5).bfloat16()
+    w = torch.randn((N, K), device="cuda").bfloat16()
+    bias = torch.randn((N,), device="cuda").bfloat16()
+    extra = torch.randn((M, N), device="cuda").bfloat16()
+    out = extra.clone() if epilogue == "c_in_place" else torch.full((M, N), float("nan"), device="cuda",
+                                                                      dtype=torch.bfloat16)
+    if epilogue == "residual":
+        ops.gemm(a, w, trans_b=True, bias=bias, residual=extra, activation="relu", out=out)
+        ref = G.reference_gemm(q(a), q(w), None, q(bias).reshape(1, N), q(extra), 1.0, trans_b=True, activation="relu")
+    else:
+        ops.gemm(a, w, out if epilogue == "c_in_place" else extra, beta=0.5, trans_b=True, bias=bias,
+                 activation="relu", out=out)
+        ref = G.reference_gemm(q(a), q(w), q(extra), q(bias).reshape(1, N), None, 1.0, 0.5, trans_b=True,
+                               activation="relu")
+    assert ops.last_run().config["swap_ab"] is True
+    assert rel_error(q(out), ref) <= error_bound("bf16")
+
+
 @pytest.mark.parametrize("layout", ["NN", "TT"])
 def test_tune_gemm_in_a_layout_caches_that_layout(layout):
     ta, tb = layout[0] == "T", layout[1] == "T"

@@ -329,6 +329,46 @@ def test_decode_gemms_run_swapped_on_an_emulated_sm90_device(tmp_path, monkeypat
     assert host.launches == 2
 
 
+@pytest.mark.parametrize("M, tb, epilogue", [(16, True, "c"), (64, False, "c_in_place"), (5, True, "residual")])
+def test_decode_gemms_reading_c_or_a_residual_run_swapped(tmp_path, monkeypatch, M, tb, epilogue):
+    """c (beta, into another out or in place) and a residual swap with the product: read through their
+    transposed views as C^T is written, with a bias and a relu; a second call with new data takes the warm
+    path. Ragged N and K, against float64."""
+    import numpy as np
+
+    import tessera.ops as ops
+    from tessera.compiler import testing
+    from tessera.kernels import gemm as G
+    from tessera.reference.oracles import error_bound, rel_error
+
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    N, K = 200, 136
+    f = lambda x: x.astype(np.float64)  # noqa: E731
+    with testing.emulate_on_host("sm_90") as host:
+        for seed in (0, 1):
+            rng = np.random.default_rng(seed)
+            a = rng.standard_normal((M, K)).astype(np.float16)
+            w = (rng.standard_normal((N, K) if tb else (K, N)) / np.sqrt(K)).astype(np.float16)
+            bias = rng.standard_normal(N).astype(np.float16)
+            extra = rng.standard_normal((M, N)).astype(np.float16)
+            out = extra.copy() if epilogue == "c_in_place" else np.full((M, N), np.nan, np.float16)
+            O = FakeDeviceArray(out)
+            if epilogue == "residual":
+                ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=tb, bias=FakeDeviceArray(bias),
+                         residual=FakeDeviceArray(extra), activation="relu", out=O)
+                ref = G.reference_gemm(f(a), f(w), None, f(bias).reshape(1, N), f(extra), 1.0, None, trans_b=tb,
+                                       activation="relu")
+            else:
+                C = O if epilogue == "c_in_place" else FakeDeviceArray(extra)
+                ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), C, beta=0.5, trans_b=tb, bias=FakeDeviceArray(bias),
+                         activation="relu", out=O)
+                ref = G.reference_gemm(f(a), f(w), f(extra), f(bias).reshape(1, N), None, 1.0, 0.5, trans_b=tb,
+                                       activation="relu")
+            assert ops.last_run().config["swap_ab"] is True
+            assert rel_error(f(out), ref) <= error_bound("f16")
+    assert host.launches == 2
+
+
 @pytest.mark.parametrize("M, tb, rank", [(16, True, 1), (64, False, 2), (5, True, 2)])
 def test_decode_gemms_with_a_bias_run_swapped_with_the_bias_along_the_rows(tmp_path, monkeypatch, M, tb, rank):
     """nn.Linear at decode (issue 16): a bias, [N] or [1, N], runs swapped as well, added along C^T's rows
@@ -361,8 +401,8 @@ def test_decode_gemms_with_a_bias_run_swapped_with_the_bias_along_the_rows(tmp_p
     assert host.launches == 2
 
 
-def test_decode_gemms_with_c_or_a_pin_stay_unswapped_and_a_bias_swaps(tmp_path, monkeypatch):
-    """c with beta, or a pinned config: the unswapped kernel, as before; a bias (a row of C^T) swaps."""
+def test_decode_gemms_with_a_pin_stay_unswapped_and_with_a_bias_or_c_swap(tmp_path, monkeypatch):
+    """A pinned (unswapped) config: the unswapped kernel, as before; a bias (a row of C^T) or c swaps."""
     import numpy as np
 
     import tessera.ops as ops
@@ -378,7 +418,7 @@ def test_decode_gemms_with_c_or_a_pin_stay_unswapped_and_a_bias_swaps(tmp_path, 
                  out=out)
         assert ops.last_run().config["swap_ab"] is True and ops.last_run().config["BIAS_AXIS"] == "m"
         ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), out, beta=1.0, trans_b=True, out=out)
-        assert "swap_ab" not in ops.last_run().config
+        assert ops.last_run().config["swap_ab"] is True
         monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", "BM=64,BN=128,BK=64,stages=8,schedule=cooperative,cluster=1,"
                                                      "splitk=1,multicast=b")
         ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, out=out)
@@ -400,9 +440,9 @@ def test_swapped_configs_are_candidates_only_where_a_product_can_swap():
 
 
 def test_a_tuned_swapped_decode_config_runs_swapped_and_gives_way_where_it_cannot(tmp_path, monkeypatch):
-    """A cached swapped winner: ops.gemm runs it swapped (its own BN, from the cache), with a bias too; with c
-    the call cannot swap and takes the rule's unswapped config instead of the swapped tile unswapped. Against
-    float64."""
+    """A cached swapped winner: ops.gemm runs it swapped (its own BN, from the cache), with a bias and with c too;
+    where the product cannot swap (N < 128) the rule's unswapped config runs instead of the swapped tile
+    unswapped. Against float64."""
     import numpy as np
 
     import tessera.ops as ops
@@ -439,6 +479,11 @@ def test_a_tuned_swapped_decode_config_runs_swapped_and_gives_way_where_it_canno
         ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), FakeDeviceArray(c), beta=0.5, trans_b=True,
                  out=FakeDeviceArray(out))
         rec = ops.last_run()
-        assert "swap_ab" not in rec.config and rec.config["config_source"] == "default" and rec.config["BM"] == 64
+        assert rec.config["swap_ab"] is True and rec.config["config_source"] == "cache" and rec.config["BN"] == 32
         ref = G.reference_gemm(f(a), f(w), f(c), None, None, 1.0, 0.5, trans_b=True)
         assert rel_error(f(out), ref) <= error_bound("f16")
+        narrow = np.full((M, 96), np.nan, np.float16)  # N = 96 < 128: the product cannot swap
+        ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w[:96].copy()), trans_b=True, out=FakeDeviceArray(narrow))
+        rec = ops.last_run()
+        assert "swap_ab" not in rec.config
+        assert rel_error(f(narrow), G.reference_gemm(f(a), f(w[:96]), trans_b=True)) <= error_bound("f16")

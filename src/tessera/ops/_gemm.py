@@ -106,8 +106,9 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
            else gemm_config(M, N, K, arch, A.dtype))
     # decode: C^T = op(b)^T op(a)^T, the wide operand in wgmma's rows, where nothing is tuned or pinned or the
     # tuned or pinned config is a swapped one; a swapped one for a call that cannot swap gives way to the rule.
-    # A bias swaps too (added along C^T's rows: BIAS_AXIS="m"); c and a residual do not (yet)
-    swap_ok = hopper and H.can_swap(M, N) and not reads_c and R is None
+    # The epilogue's inputs swap too: c and a residual are read through their transposed views, as C^T is
+    # written, and a bias is added along C^T's rows (BIAS_AXIS="m")
+    swap_ok = hopper and H.can_swap(M, N)
     if hopper and cfg.swap and not swap_ok:
         cfg = H.default_config(M, N, K, reads_c or R is not None, H.layout_of(ta, tb))
     swap = swap_ok and (cfg.source == "default" or cfg.swap)
@@ -134,7 +135,9 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
         memref(values, result, O)
     if Bias is not None and not swap:
         memref(values, bias_2d, Bias, (1, N))
-    if R is not None:
+    if R is not None and swap:  # read as C^T is written: element [n, m] at n + m * N
+        values += [residual if R.ptr is None else R.ptr, N, M, 1, N]
+    elif R is not None:
         memref(values, residual, R)
     values.append(alpha_v)
     if reads_c:
@@ -193,14 +196,15 @@ def _remember(warm, plan, grid, device, values, views, reads_c: bool, allocated:
     """Keep the verdict of a checked cuda-lane call: where its addresses and scalars go, what to re-check.
 
     `views`: ArrayViews of a, b, c, bias, residual and the output (None where absent), in the address order.
-    `swap`: the kernel takes b, a and the output's transposed view (a decode GEMM run swapped).
+    `swap`: the kernel takes b, a, the output's transposed view, the bias along its rows and the residual's
+    transposed view (a decode GEMM run swapped).
     """
     call_key = warm[0]
     if any(v is not None and v.ptr is None for v in views):
         return  # host arrays: they are staged through the device, nothing to win
     O = views[5]
     fills, at = [], 0
-    for i in ((1, 0, 5, 3) if swap else (0, 1, 5, 3, 4)):  # the kernel's memref order: a, b, out, bias, residual
+    for i in ((1, 0, 5, 3, 4) if swap else (0, 1, 5, 3, 4)):  # the kernel's memref order: a, b, out, bias, residual
         v = views[i]
         if v is not None:
             fills.append((at, i, arrays.ITEMSIZE[v.dtype]))

@@ -152,7 +152,7 @@ def swap_config(M: int) -> HopperConfig:
 
 
 def can_swap(M: int, N: int) -> bool:
-    """A product the swapped kernel takes (the ops also need no C, bias or residual in the epilogue)."""
+    """A product the swapped kernel takes (with any epilogue: c, bias and residual swap with it)."""
     return M <= SWAP_M and N >= 128
 
 
