@@ -7,8 +7,10 @@ and makes its inputs (Triton and Tessera both need that); then it times `import 
 `ops.gemm` (or `ops.attention`) + a synchronize, against `import triton` + the first launch of a plain Triton
 matmul (benchmarks/triton_matmul_kernel.py) + a synchronize. Warm: the disk caches (TESSERA_CACHE_DIR,
 TRITON_CACHE_DIR) already hold the kernel (one process ran it first); median of --runs processes. Cold: an
-empty cache each time (Tessera traces, lowers, emits and runs NVRTC; Triton compiles). Results are checked
-against torch in every process.
+empty cache each time (Tessera traces, lowers, emits and runs NVRTC; Triton compiles). `user_kernel` is a
+user's own kernel launched the Triton way (tutorials/01_vector_add.py, `add[grid](x, y, z)`): it traces (and so
+loads xDSL) in every process; a warm cache skips lowering, emission and NVRTC (`tessera.compile`'s launch
+records). Results are checked against torch in every process.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ what = sys.argv[1]
 if what == "attention":
     q, k, v = (torch.randn(4, 16, 4096, 128, device="cuda").bfloat16() for _ in range(3))
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+elif what == "user_kernel":
+    x, y = (torch.randn(1 << 24, device="cuda") for _ in range(2))
+    z = torch.empty_like(x)
+    want = x + y
 else:
     a = torch.randn(N, N, device="cuda").bfloat16()
     w = (torch.randn(N, N, device="cuda") / N ** 0.5).bfloat16()
@@ -46,6 +52,13 @@ if what == "triton":
     import triton_matmul_kernel as T
     t1 = time.perf_counter()
     got = T.run(a, w, out)
+elif what == "user_kernel":
+    import importlib
+    sys.path.insert(0, sys.argv[2] + "/../tutorials")
+    tut = importlib.import_module("01_vector_add")
+    t1 = time.perf_counter()
+    tut.add[tut.grid(x.numel())](x, y, z)
+    got = z
 else:
     import tessera.ops as ops
     t1 = time.perf_counter()
@@ -90,7 +103,7 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=5)
     a = p.parse_args()
     result = {"command": "python benchmarks/cold_start.py" + (f" --runs {a.runs}" if a.runs != 5 else ""), "rows": []}
-    for what in ("gemm", "triton", "attention"):  # written after each, so a time limit keeps what finished
+    for what in ("gemm", "triton", "user_kernel", "attention"):  # written after each: a time limit keeps what ran
         r = measure(what, a.runs)
         print(r["what"], {k: v for k, v in r.items() if k.endswith("_s") or k.endswith("_err")}, flush=True)
         result["rows"].append(r)
