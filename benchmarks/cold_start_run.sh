@@ -3,7 +3,7 @@
 # arguments, scratch under graph capture, prepared launches with scratch) and the cold-start figures (launch
 # records, lazy imports) against Triton in fresh processes.
 #
-#   run(command="bash benchmarks/cold_start_run.sh", carry=[".whl"], kind="nvidia-h200", timeout_s=170)
+#   run(command="bash benchmarks/cold_start_run.sh", carry=[".whl"], kind="nvidia-h200", timeout_s=330)
 #
 # Output in $OUT: gpu_tests.txt, cold.json/.txt, env.txt.
 set -uo pipefail
@@ -15,5 +15,5 @@ timeout 75 python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 70 -
 echo "tests rc=$?" >> "$OUT/gpu_tests.txt"
 grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests.txt" | tail -15
 unset TESSERA_CACHE_DIR
-timeout 85 python3 benchmarks/cold_start.py --runs 2 --out "$OUT/cold.json" > "$OUT/cold.txt" 2>&1
+timeout 200 python3 benchmarks/cold_start.py --runs 3 --out "$OUT/cold.json" > "$OUT/cold.txt" 2>&1
 echo "cold rc=$?"; cat "$OUT/cold.txt" | tail -5
