@@ -143,6 +143,18 @@ def test_every_input_of_the_compile_is_in_the_key(monkeypatch):
     assert key() != base
 
 
+def test_a_package_whose_sources_cannot_be_listed_shares_no_records(tmp_path, monkeypatch):
+    """Installed as a zip, the tree cannot be hashed: each process gets its own build id (no stale kernel)."""
+    monkeypatch.setattr(store, "_package_root", lambda: str(tmp_path / "tessera.zip" / "tessera"))
+    store.build_id.cache_clear()
+    try:
+        first = store.build_id()
+        store.build_id.cache_clear()
+        assert first.startswith("unlisted-") and store.build_id() != first
+    finally:
+        store.build_id.cache_clear()
+
+
 def test_the_build_id_changes_when_a_source_file_changes(tmp_path, monkeypatch):
     fake = tmp_path / "tessera"
     (fake / "sub").mkdir(parents=True)

@@ -28,8 +28,11 @@ def key_of(request: list) -> str:
 @lru_cache(maxsize=1)
 def build_id() -> str:
     """The Tessera build: every package source file's path, size and mtime (an edit, or a new version's
-    __init__.py, is a new build; about 2 ms for the tree)."""
+    __init__.py, is a new build; about 2 ms for the tree). A package whose sources cannot be listed (a zip
+    import) gets an id of this process alone: its records are never read by another process."""
     root = _package_root()
+    if not os.path.isfile(os.path.join(root, "__init__.py")):
+        return f"unlisted-{os.getpid()}-{os.urandom(8).hex()}"
     h = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
