@@ -153,9 +153,10 @@ def compile(traced, arch: str | None = None, *, shape: LaunchShape | None = None
                              hint="put the knobs in the pipeline's options, or drop pipeline=")
     requested = pipeline or _shape(shape, knobs).pipeline(arch)
     cache = cache if cache is not None else default_cache()
+    ir = traced.ir_text(locations=True)  # keys the launch record and the cubin
     record = None
     if injected is None and cache.disk:  # a launch record for this IR, pipeline, arch and options: no lowering
-        record = record_store.key_of([RECORD_FORMAT, traced.ir_text(locations=True), requested, arch, repr(options)])
+        record = record_store.key_of([RECORD_FORMAT, ir, requested, arch, repr(options)])
         ck = record_store.load(cache, record, lambda: traced)
         if ck is not None:
             _warn_performance(ck)
@@ -164,7 +165,7 @@ def compile(traced, arch: str | None = None, *, shape: LaunchShape | None = None
     emitted = emit_cuda(module, traced.name)
     if injected is not None and injected.source is not None:
         emitted = replace(emitted, source=injected.source(emitted.source))
-    key_text = json.dumps({"format": KEY_FORMAT, "ir": traced.ir_text(locations=True), "pipeline": canonical,
+    key_text = json.dumps({"format": KEY_FORMAT, "ir": ir, "pipeline": canonical,
                            "source_sha256": hashlib.sha256(emitted.source.encode()).hexdigest()}, sort_keys=True)
     artifact = cache.get_or_compile(emitted.source, arch, options=options, key_text=key_text)
     if injected is not None and injected.artifact is not None:

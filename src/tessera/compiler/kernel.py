@@ -219,11 +219,14 @@ class CompiledKernel:
         try:
             return loaded.launch(grid, self.block, self.smem_bytes, values, stream, sync=sync)
         except Exception as err:
-            # A refused argument never reached the GPU; any other failure may leave split-K counters raised, so
-            # the buffers are replaced (not zeroed in place: an earlier launch on the stream may still use them).
-            if self._derived.scratch_params and getattr(err, "code", None) != D.RUNTIME_ARG_INVALID:
-                self._derived.scratch.drop()
+            self._after_failure(err)
             raise
+
+    def _after_failure(self, err: Exception) -> None:
+        """A refused argument never reached the GPU; any other failed launch may leave scratch counters raised,
+        so the buffers are replaced (not zeroed in place: an earlier launch on the stream may still use them)."""
+        if self._derived.scratch_params and getattr(err, "code", None) != D.RUNTIME_ARG_INVALID:
+            self._derived.scratch.drop()
 
     def prepare(self, grid, values, stream=None, *, device: int = 0):
         """A function of no arguments that repeats `launch_values(grid, values, stream, device=device)` with
@@ -253,8 +256,7 @@ class CompiledKernel:
             try:
                 return fire()
             except Exception as err:
-                if getattr(err, "code", None) != D.RUNTIME_ARG_INVALID:
-                    scratch.drop()
+                self._after_failure(err)
                 raise
         return fire_with_scratch
 

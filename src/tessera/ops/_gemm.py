@@ -246,8 +246,7 @@ def _build(lane, device, in_dt, out_dt, reads_c, Bias, R, ta, tb, act, cfg, swap
              None if Bias is None else T(("M", "N") if row_bias else (1, "N"), Bias.dtype),
              T(("M", "N"), R.dtype) if R is not None else None, S("f32"), S("f32") if reads_c else None)
     meta = {**cfg.meta(), "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act, **({"BIAS_AXIS": "m"} if row_bias else {})}
-    config = {**cfg.meta(), "stages": cfg.stages, "TRANS_A": ta, "TRANS_B": tb, "ACTIVATION": act,
-              **({"BIAS_AXIS": "m"} if row_bias else {})}
+    config = {**meta, "stages": cfg.stages}
     if isinstance(cfg, H.HopperConfig):  # sm_90a: warp-specialised wgmma + TMA (see tessera.ops._hopper)
         config.update({**cfg.shape.as_dict(), "config_source": cfg.source, **({"swap_ab": True} if swap else {})})
         compiled = records.compiled(KERNEL, specs, meta, arch="sm_90a", shape=cfg.shape)

@@ -68,11 +68,10 @@ class Scratch:
         size = max(nbytes, 2 * have[0] if have is not None else 0)
         if host:
             buf = np.zeros(size, np.uint8)
-        elif stream and _capturing(stream):
-            buf = self._captured_zeros(device, size, stream)
         else:
-            buf = self._device_zeros(device, size)
-            if have is not None:
+            buf = (self._captured_zeros(device, size, stream) if stream and _capturing(stream)
+                   else self._device_zeros(device, size))
+            if have is not None:  # outgrown, also under a capture: a queued launch or a graph may still use it
                 self._retired.append(have[2])
         address = buf.ctypes.data if host else buf.data_ptr() if hasattr(buf, "data_ptr") else int(buf)
         self._buffers[key] = (size, address, buf)
