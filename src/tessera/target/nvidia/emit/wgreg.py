@@ -11,6 +11,7 @@ from __future__ import annotations
 from tessera.ir import diagnostics as D
 from tessera.layouts.smem_swizzle import smem_layout
 from tessera.target.nvidia.emit import c_types as C
+from tessera.target.nvidia.emit.hopper import wgmma_steps
 from tessera.target.nvidia.ir import wgreg_ops as W
 from tessera.target.nvidia.ir.types import ints
 
@@ -86,23 +87,19 @@ def emit_wgmma_rs(e, op: W.WgmmaRsOp) -> None:
 
     copy(e, op.acc.type, d, e[op.acc])
     instr = f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dt}.{dt}"
-    accs = "{" + ", ".join(f"%{i}" for i in range(regs)) + "}"
-    a_ops = "{" + ", ".join(f"%{regs + i}" for i in range(4)) + "}"
     with e.block():
         e.line(f"const unsigned b_ = tsr_sbase + {b_base}u + {b_stage}u * (unsigned){e[op.stage]};")
         e.line('TSR_DEVICE_ASM("wgmma.fence.sync.aligned;\\n" ::: "memory");')
         e.line("#ifdef TESSERA_HOST_EMULATION")
         e.line("tsr_warpgroup_sync();")
         e.line("#endif")
+        steps = []
         for j, (bo, bc) in enumerate(b_steps(op)):
             db = f"tsr_wgmma_desc(b_ + {bo}u, 0x{bc:x}ull)"
-            e.line("#ifdef TESSERA_HOST_EMULATION")
-            e.line(f"tsr_wgmma_rs_host({d}, {n}, {a} + {4 * j}, {db}, {int(dt == 'bf16')}, {tb});  // k16 step {j}")
-            e.line("#else")
-            e.line(f"asm volatile(\"{instr} {accs}, {a_ops}, %{regs + 4}, 1, 1, 1, {tb};\\n\"")
-            e.line("    : " + ", ".join(f'"+f"({d}[{i}])' for i in range(regs)))
-            e.line("    : " + ", ".join(f'"r"({a}[{4 * j + i}])' for i in range(4)) + f", \"l\"({db}));  // k16 step {j}")
-            e.line("#endif")
+            steps.append((f"tsr_wgmma_rs_host({d}, {n}, {a} + {4 * j}, {db}, {int(dt == 'bf16')}, {tb})",
+                          f"{{{{{{0}}, {{1}}, {{2}}, {{3}}}}}}, {{4}}, 1, 1, 1, {tb}",
+                          [f'"r"({a}[{4 * j + i}])' for i in range(4)] + [f'"l"({db})']))
+        wgmma_steps(e, instr, d, regs, steps)
         e.line('TSR_DEVICE_ASM("wgmma.commit_group.sync.aligned;\\n" ::: "memory");')
 
 
