@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# 2026-12-06 (fifth session), the day's H200 calls with the least device time: what the last session changed and
+# never ran on a GPU (driver-API cubin loader, swapped decode epilogues, the decode attention candidate, one asm
+# statement per wgmma), then the tables.
+#
+#   run(command="STEP=1 bash benchmarks/h200_batch_run.sh", carry=[".whl"], kind="nvidia-h200", timeout_s=600)
+#   run(command="STEP=2 bash benchmarks/h200_batch_run.sh", carry=[".whl"], kind="nvidia-h200", timeout_s=600)
+#
+# STEP=1: attention table with --tune and the Triton column (attn.json, attn.txt: one JSON line per row), GPU tests
+# of the touched code (gpu_tests.txt), cold start in fresh processes (cold.json). STEP=2: the GEMM layouts table,
+# default and tuned (hopper-gemm-layouts.json), then the long GPU tests if time is left.
+set -uo pipefail
+. "$(dirname "$0")/device_env.sh" h200_batch_run
+if [ "${STEP:-1}" = 1 ]; then
+  rm -f "$TESSERA_CACHE_DIR/autotune.json"  # `ours` is the untuned call; --tune adds tuned_*
+  timeout 290 python3 benchmarks/bench_hopper_attention.py --tune --out "$OUT/attn.json" > "$OUT/attn.txt" 2>&1
+  echo "attention rc=$?"; tail -1 "$OUT/attn.txt" | cut -c1-400
+  timeout 170 python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 120 --timeout-method thread -n 4 \
+    -k "not tune_ and not keep_memory_flat and not tutorial and not ring_depth and not autotuner_may_pick" \
+    tests/gpu/test_runtime_launch.py tests/gpu/test_ops_gpu.py tests/gpu/test_ops_hopper_gpu.py \
+    tests/gpu/test_torch_ops_gpu.py tests/gpu/test_dynamic_tiles_gpu.py tests/gpu/test_kernels_gpu.py \
+    tests/gpu/test_launch_timeout_gpu.py tests/gpu/test_hopper_gemm_gpu.py > "$OUT/gpu_tests.txt" 2>&1
+  echo "tests rc=$?" >> "$OUT/gpu_tests.txt"
+  grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests.txt" | tail -25
+  unset TESSERA_CACHE_DIR
+  timeout 110 python3 benchmarks/cold_start.py --runs 2 --out "$OUT/cold.json" > "$OUT/cold.txt" 2>&1
+  echo "cold rc=$?"; tail -6 "$OUT/cold.txt"
+else
+  rm -f "$TESSERA_CACHE_DIR/autotune.json"
+  timeout 470 python3 benchmarks/bench_gemm_layouts.py --budget-s 440 --out "$OUT/hopper-gemm-layouts.json" \
+    > "$OUT/gemm.txt" 2>&1
+  echo "gemm rc=$?"; tail -3 "$OUT/gemm.txt" | cut -c1-400
+  timeout 100 python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 90 -n 4 -k "keep_memory_flat or tune_" \
+    tests/gpu/test_launch_overhead_gpu.py tests/gpu/test_runtime_launch.py tests/gpu/test_ops_hopper_gpu.py \
+    > "$OUT/gpu_tests2.txt" 2>&1
+  echo "tests rc=$?" >> "$OUT/gpu_tests2.txt"; grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests2.txt" | tail
+fi
