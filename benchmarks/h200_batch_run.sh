@@ -30,8 +30,10 @@ else
   timeout 470 python3 benchmarks/bench_gemm_layouts.py --budget-s 440 --out "$OUT/hopper-gemm-layouts.json" \
     > "$OUT/gemm.txt" 2>&1
   echo "gemm rc=$?"; tail -3 "$OUT/gemm.txt" | cut -c1-400
-  timeout 100 python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 90 -n 4 -k "keep_memory_flat or tune_" \
-    tests/gpu/test_launch_overhead_gpu.py tests/gpu/test_runtime_launch.py tests/gpu/test_ops_hopper_gpu.py \
-    > "$OUT/gpu_tests2.txt" 2>&1
-  echo "tests rc=$?" >> "$OUT/gpu_tests2.txt"; grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests2.txt" | tail
+  timeout 70 python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 60 -n 3 -k "tune_" \
+    tests/gpu/test_ops_hopper_gpu.py > "$OUT/gpu_tests2.txt" 2>&1
+  echo "tests rc=$?" >> "$OUT/gpu_tests2.txt"
+  timeout 40 python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 35 -k "keep_memory_flat" \
+    tests/gpu/test_launch_overhead_gpu.py tests/gpu/test_runtime_launch.py >> "$OUT/gpu_tests2.txt" 2>&1
+  echo "serial tests rc=$?" >> "$OUT/gpu_tests2.txt"; grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests2.txt" | tail
 fi
