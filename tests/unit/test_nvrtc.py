@@ -129,3 +129,34 @@ def test_missing_nvrtc_library_is_coded():
 def test_toolchain_versions_name_the_packages():
     versions = dict(toolchain_versions())
     assert set(versions) == {"nvrtc", "nvidia-cuda-nvrtc", "cuda-bindings", "cuda-core"}
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"lineinfo": True, "max_register_count": 128, "std": "c++17"},
+    {"lineinfo": False, "use_fast_math": False, "device_code_optimize": False, "ftz": False, "fma": True},
+    {"debug": True, "device_code_optimize": True, "prec_sqrt": False, "prec_div": True, "use_fast_math": True,
+     "extra_device_vectorization": True, "restrict": True, "disable_warnings": True},
+    {"define_macro": ("A", "B=1"), "ptxas_options": ("-v", "-O2"), "diag_suppress": (177, 550)},
+    {"define_macro": "A", "ptxas_options": "-v", "diag_suppress": 177},
+])
+def test_flags_are_spelled_as_cuda_core_spells_them(options):
+    """compile_cuda calls NVRTC itself (no cuda.core import on a cold compile): its command line for each
+    option is the one cuda.core's ProgramOptions builds from the same fields."""
+    from cuda.core import ProgramOptions
+
+    from tessera.target.nvidia.toolchain.nvrtc import nvrtc_flags
+
+    opts = normalize_options(options)
+    kwargs = {k: (list(v) if isinstance(v, tuple) else v) for k, v in opts}
+    assert nvrtc_flags("sm_90a", opts) == ProgramOptions(name="x", arch="sm_90a", **kwargs).as_bytes("nvrtc")
+
+
+def test_a_compile_does_not_import_cuda_core():
+    script = ("import sys\n"
+              "from tessera.target.nvidia.toolchain import compile_cuda\n"
+              f"compile_cuda({VECADD!r}, 'sm_90')\n"
+              "print(sorted(m for m in sys.modules if m.startswith('cuda.core')))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -5,16 +5,17 @@ compile options, the toolchain versions) is recorded in the `CompiledArtifact`
 so the compile cache can key on it and the runtime can refuse a cubin whose
 bytes no longer match its hash (DESIGN.md section 3, lessons 5 and 6).
 
-NVRTC is reached through `cuda.core.Program`, which needs no GPU or driver. The
-program always gets an explicit name: with the default one, cuda.core writes
-the source to a randomly named temp file when line info is on, and the random
-name lands in the cubin, which would break byte-identity.
+NVRTC is reached through cuda.bindings' `nvrtc` module, which needs no GPU or
+driver (cuda.core's Program wraps the same calls; its import cost a cold compile
+0.1 s). The options are spelled as cuda.core's ProgramOptions spells them (a
+test holds the two to the same flags). The program always gets an explicit
+name: the name lands in the cubin with line info on, and a random one would
+break byte-identity.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -194,6 +195,56 @@ def _ptx_of(nvrtc, handle) -> str | None:
     return buf.rstrip(b"\0").decode("utf-8", "replace") if int(err) == 0 else None
 
 
+def nvrtc_flags(arch: str, options: tuple[tuple[str, object], ...]) -> list[bytes]:
+    """The NVRTC command line of `arch` and normalized `options`, in cuda.core ProgramOptions' spelling and
+    order (off-by-default switches set False add nothing; list values repeat their flag)."""
+    opts = dict(options)
+
+    def many(name):
+        v = opts.get(name)
+        return [] if v is None else list(v) if isinstance(v, tuple) else [v]
+
+    def tf(v):
+        return "true" if v else "false"
+
+    flags = [f"-arch={arch}"]
+    flags += ["--device-debug"] if opts.get("debug") else []
+    flags += ["--generate-line-info"] if opts.get("lineinfo") else []
+    flags += ["--dopt=on"] if opts.get("device_code_optimize") else []
+    flags += [f"--ptxas-options={v}" for v in many("ptxas_options")]
+    flags += [f"--maxrregcount={opts['max_register_count']}"] if "max_register_count" in opts else []
+    for name, flag in (("ftz", "ftz"), ("prec_sqrt", "prec-sqrt"), ("prec_div", "prec-div"), ("fma", "fmad")):
+        flags += [f"--{flag}={tf(opts[name])}"] if name in opts else []
+    flags += ["--use_fast_math"] if opts.get("use_fast_math") else []
+    flags += ["--extra-device-vectorization"] if opts.get("extra_device_vectorization") else []
+    flags += [f"--define-macro={v}" for v in many("define_macro")]
+    flags += [f"--std={opts['std']}"] if "std" in opts else []
+    flags += ["--disable-warnings"] if opts.get("disable_warnings") else []
+    flags += ["--restrict"] if opts.get("restrict") else []
+    flags += [f"--diag-suppress={v}" for v in many("diag_suppress")]
+    return [f.encode() for f in flags]
+
+
+def _log_of(nvrtc, handle) -> str:
+    err, size = nvrtc.nvrtcGetProgramLogSize(handle)
+    if int(err) != 0 or size <= 1:
+        return ""
+    buf = b" " * size
+    nvrtc.nvrtcGetProgramLog(handle, buf)
+    return buf.rstrip(b"\0").decode("utf-8", "replace")
+
+
+def _cubin_of(nvrtc, handle) -> bytes:
+    err, size = nvrtc.nvrtcGetCUBINSize(handle)
+    if int(err) != 0 or size == 0:
+        raise CodegenError(CODEGEN_COMPILE_FAILED, f"NVRTC produced no cubin ({err!r}, {size} bytes)")
+    buf = b" " * size
+    (err,) = nvrtc.nvrtcGetCUBIN(handle, buf)
+    if int(err) != 0:
+        raise CodegenError(CODEGEN_COMPILE_FAILED, f"nvrtcGetCUBIN failed with {err!r}")
+    return buf
+
+
 def compile_cuda(source: str, arch: str, name_expressions=(), options=None, *,
                  program_name: str = DEFAULT_PROGRAM_NAME) -> CompiledArtifact:
     """Compile CUDA C++ `source` to a cubin for `arch` ('sm_80' ... 'sm_90a').
@@ -210,39 +261,38 @@ def compile_cuda(source: str, arch: str, name_expressions=(), options=None, *,
         raise CodegenError(CODEGEN_COMPILE_FAILED, f"source must be CUDA C++ text (str), got {type(source).__name__}")
     opts = normalize_options(options)
     names = tuple(name_expressions)
+    if not all(isinstance(n, str) for n in names):
+        raise CodegenError(CODEGEN_OPTION_INVALID, f"name_expressions must be strings, got {names!r}")
     toolchain = toolchain_versions()
     check_arch(arch)
     nvrtc, _, _ = _nvrtc()
+    flags = nvrtc_flags(arch, opts)
+    err, handle = nvrtc.nvrtcCreateProgram(source.encode(), program_name.encode(), 0, [], [])
+    if int(err) != 0:
+        raise CodegenError(CODEGEN_COMPILE_FAILED, f"nvrtcCreateProgram failed with {err!r}")
     try:
-        from cuda.core import Program, ProgramOptions
-    except ImportError as exc:
-        raise CodegenError(CODEGEN_TOOLCHAIN_MISSING, f"cuda.core is not available: {exc}") from None
-
-    kwargs = {k: (list(v) if isinstance(v, tuple) else v) for k, v in opts}
-    program, failure = None, None
-    log = io.StringIO()
-    try:
-        program = Program(source, "c++", ProgramOptions(name=program_name, arch=arch, **kwargs))
-        obj = program.compile("cubin", name_expressions=names, logs=log)
-        cubin = bytes(obj.code)
-        ptx = _ptx_of(nvrtc, program.handle)
-        mapping = tuple(sorted((str(k), v.decode() if isinstance(v, bytes) else str(v))
-                               for k, v in (obj.symbol_mapping or {}).items()))
-    except Exception as exc:  # cuda.core raises NVRTCError (log inside) or TypeError/ValueError for bad options
-        failure = str(exc).replace("\0", "")
+        for n in names:
+            (err,) = nvrtc.nvrtcAddNameExpression(handle, n.encode())
+            if int(err) != 0:
+                raise CodegenError(CODEGEN_COMPILE_FAILED, f"NVRTC refused the name expression {n!r} ({err!r})")
+        (err,) = nvrtc.nvrtcCompileProgram(handle, len(flags), flags)
+        log = _log_of(nvrtc, handle).replace("\0", "").strip()
+        if int(err) != 0:
+            lines = [ln for ln in log.splitlines() if ln.strip()] or [repr(err)]
+            shown = "\n".join(lines[:LOG_LINES]) + ("\n..." if len(lines) > LOG_LINES else "")
+            raise CodegenError(CODEGEN_COMPILE_FAILED, f"NVRTC could not compile {program_name} for {arch}:\n{shown}",
+                               location=_first_error_location(log, program_name))
+        cubin = _cubin_of(nvrtc, handle)
+        ptx = _ptx_of(nvrtc, handle)
+        lowered = []
+        for n in names:
+            err, low = nvrtc.nvrtcGetLoweredName(handle, n.encode())
+            lowered.append((n, low.decode() if isinstance(low, bytes) else str(low)))
+        mapping = tuple(sorted(lowered))
     finally:
-        if program is not None:
-            program.close()
-        program = None
-    if failure is not None:
-        # Raised outside the except block: a chained NVRTCError would keep this frame (and the
-        # Program) alive in a reference cycle, and cuda.core's Program cannot be collected from one.
-        lines = [ln for ln in failure.splitlines() if ln.strip()]
-        shown = "\n".join(lines[:LOG_LINES]) + ("\n..." if len(lines) > LOG_LINES else "")
-        raise CodegenError(CODEGEN_COMPILE_FAILED, f"NVRTC could not compile {program_name} for {arch}:\n{shown}",
-                           location=_first_error_location(failure, program_name))
+        nvrtc.nvrtcDestroyProgram(handle)
     return CompiledArtifact(
         cubin=cubin, arch=arch, sha256=hashlib.sha256(cubin).hexdigest(), ptx=ptx,
-        log=log.getvalue().replace("\0", "").strip(), options=opts, name_expressions=names,
+        log=log, options=opts, name_expressions=names,
         symbol_mapping=mapping, toolchain=toolchain, program_name=program_name,
         source_sha256=hashlib.sha256(source.encode()).hexdigest())
