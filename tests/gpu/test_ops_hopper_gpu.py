@@ -195,7 +195,7 @@ from tessera.kernels import flash_attention as FA  # noqa: E402
 from tessera.ops import _hopper_attention as HA  # noqa: E402
 from tessera.ops import autotune  # noqa: E402
 
-ATTN_CASES = [(cand, d, causal) for d in (64, 128) for causal in (False, True) for cand in HA.candidates(d, causal)]
+ATTN_CASES = [(cand, d, causal) for d in (64, 128, 256) for causal in (False, True) for cand in HA.candidates(d, causal)]
 
 
 @pytest.mark.parametrize("cand, d, causal", ATTN_CASES,

@@ -70,7 +70,7 @@ def _defaults(D: int, causal: bool) -> tuple:
     return tuple(attention_config(rows, D, hopper=True, causal=causal) for rows in (16, 4096))
 
 
-CASES = [(cfg, D, causal) for D in (64, 128) for causal in (False, True)
+CASES = [(cfg, D, causal) for D in (64, 128, 256) for causal in (False, True)
          for cfg in dict.fromkeys(_defaults(D, causal) + tuple(config_of(c, Dh=D) for c in candidates(D, causal)))]
 
 
@@ -219,14 +219,18 @@ SHAPES = {  # (D, causal, BLOCK_N, B, H, H_kv, S_q, S_k, dtype): ragged everywhe
     "even-d64-causal": (64, True, 128, 1, 2, 1, 256, 256, "bf16", 128, True),
     "fold-d128-causal-ragged": (128, True, 64, 1, 2, 1, 200, 190, "bf16", 128, False, True),  # FOLD_SCALE
     "fold-even-bm64-decode": (128, False, 128, 2, 2, 2, 5, 256, "bf16", 64, True, True),
+    # d = 256: 64-key steps, a ring of 2 (the only one shared memory holds with 128 rows)
+    "d256-ragged-gqa": (256, False, 64, 1, 2, 1, 130, 200, "bf16", 128, False, False, 2),
+    "bm64-d256-causal-fold": (256, True, 64, 1, 2, 2, 150, 150, "bf16", 64, False, True, 2),
+    "bm64-d256-decode-f16": (256, False, 64, 2, 2, 2, 3, 190, "f16", 64, False, True, 3),
 }
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_numerics_on_the_host_emulator(name):
     D, causal, BN, B, H, H_kv, S_q, S_k, dtype, *extra = SHAPES[name]
-    BM, even, fold = (list(extra) + [128, False, False][len(extra):])[:3]
-    em = emit_cuda(_lowered(_trace(D, causal, BN, dtype, BM=BM, even=even, fold=fold)))
+    BM, even, fold, stages = (list(extra) + [128, False, False, STAGES][len(extra):])[:4]
+    em = emit_cuda(_lowered(_trace(D, causal, BN, dtype, BM=BM, even=even, fold=fold), stages))
     o, lse, (q, k, v, scale) = _run(em, B, H, H_kv, S_q, S_k, D, dtype, causal, BM=BM)
     ro, rl = FA.reference_attention(q, k, v, scale, causal)
     assert rel_error(o, ro) <= error_bound(dtype), name

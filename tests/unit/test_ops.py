@@ -105,6 +105,15 @@ def test_reference_attention_gqa_causal():
     assert rec.grid == FA.grid(1, 4, 40, rec.config["BLOCK_M"]) + (1,)
 
 
+def test_reference_attention_head_dim_256():
+    """Head dim 256 (the sm_90a kernel's third head dim) on the reference lane: the numerics a user checks on a
+    laptop before the GPU runs the wgmma kernel."""
+    q, k, v = randn((1, 2, 20, 256), seed=4), randn((1, 1, 33, 256), seed=5), randn((1, 1, 33, 256), seed=6)
+    o, lse = ops.attention(q, k, v, causal=True, **REF)
+    want_o, want_lse = FA.reference_attention(q, k, v, None, True)
+    assert rel_error(o, want_o) <= error_bound("bf16") and rel_error(lse, want_lse) <= error_bound("f32")
+
+
 def test_reference_linear_attention_with_decay():
     q, k, v = (randn((1, 2, 70, 64), seed=s, scale=0.3) for s in (1, 2, 3))
     g = np.array([-0.05, -0.2], np.float32)
@@ -173,6 +182,7 @@ Q, KV = randn((1, 4, 8, 64)), randn((1, 2, 8, 64))
 @pytest.mark.parametrize("code, args, kwargs, names", [
     ("OPS_ARG_DTYPE", (Q, KV, KV.astype(np.float16)), {}, "v is f16"),
     ("OPS_ARG_SHAPE", (randn((1, 4, 8, 96)),) * 3, {}, "head dim 96"),
+    ("OPS_ARG_SHAPE", (randn((1, 4, 8, 512)),) * 3, {}, "take 64, 128, 256"),
     ("OPS_ARG_SHAPE", (Q, randn((2, 2, 8, 64)), randn((2, 2, 8, 64))), {}, "k has shape [2, 2, 8, 64]"),
     ("OPS_ARG_SHAPE", (Q, KV, randn((1, 2, 9, 64))), {}, "v has shape"),
     ("OPS_ARG_SHAPE", (Q, KV, KV), {"lse": np.zeros((1, 4, 7), np.float32)}, "lse has shape [1, 4, 7]"),

@@ -178,6 +178,35 @@ def test_attention_on_sm90_takes_the_sm90a_kernel(host, causal, S):
     assert rec.grid == (-(-rows // bm), B * heads, 1)
 
 
+@pytest.mark.parametrize("causal,S", [(False, 130), (True, 150), (False, 5)], ids=["gqa", "causal", "decode"])
+def test_head_dim_256_runs_the_sm90a_kernel(host, causal, S):
+    """d = 256 on sm_90 device arrays: 64-key steps in a ring of 2 (128 rows; 64 for a decode's packed rows and for
+    causal, whose two 128-row consumers would spill)."""
+    B, H, H_kv, D = 1, 4, 2, 256
+    q, k, v = randn((B, H, S, D), seed=7), randn((B, H_kv, 77, D), seed=8), randn((B, H_kv, 77, D), seed=9)
+    o, lse = np.full((B, H, S, D), np.nan, BF16), np.full((B, H, S), np.nan, np.float32)
+    dev = [FakeDeviceArray(x) for x in (q, k, v, o, lse)]
+    ops.attention(*dev[:3], causal=causal, out=dev[3], lse=dev[4])
+    want_o, want_lse = FA.reference_attention(q, k, v, causal=causal)
+    assert rel_error(o, want_o) <= error_bound("bf16") and np.abs(lse - want_lse).max() <= 1e-4
+    rec = ops.last_run()
+    rows = S * H // H_kv if not causal else S
+    assert (rec.arch, rec.config["BLOCK_N"], rec.config["stages"]) == ("sm_90a", 64, 2)
+    assert rec.config["BLOCK_M"] == (64 if rows <= 64 or causal else 128)
+
+
+def test_head_dim_256_off_the_sm90a_kernel_is_a_coded_error(host):
+    """Host arrays are copied in, so TMA cannot read them: the sm_90 kernel would take the call, and it spills at
+    d = 256. A coded error that says where d = 256 runs, nothing written, no run recorded."""
+    q = randn((1, 2, 8, 256), seed=1)
+    out = np.zeros((1, 2, 8, 256), BF16)
+    with pytest.raises(TesseraError) as err:
+        ops.attention(q, q, q, out=out)
+    assert err.value.code.name == "OPS_ARG_SHAPE" and "sm_90a kernel" in err.value.message
+    assert "lane='reference'" in (err.value.hint or "")
+    assert not out.any() and ops.last_run() is None  # a failed call clears it
+
+
 @pytest.mark.parametrize("scale", [0.3, -0.2, 0.0], ids=["positive", "negative", "zero"])
 def test_attention_scale_of_any_sign(host, scale):
     """A positive scale folds into each exp2's FFMA (FOLD_SCALE); zero and negative ones take the plain form.

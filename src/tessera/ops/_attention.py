@@ -12,7 +12,7 @@ from tessera.ops._common import Checker, Plan, memref, plan_for, start
 from tessera.ops._warm import REALS, remember, run_warm, warm_key
 from tessera.ops import _hopper as H
 from tessera.ops import _hopper_attention as HA
-from tessera.ops.configs import HEAD_DIMS, attention_config, linear_attention_config
+from tessera.ops.configs import HEAD_DIMS, HOPPER_HEAD_DIMS, attention_config, linear_attention_config
 
 FLASH = "tessera.kernels.flash_attention:flash_attention"  # the kernels, loaded only to compile or interpret
 LINEAR = "tessera.kernels.linear_attention:linear_attention"
@@ -57,9 +57,9 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
     Q, Kv, V = _qkv(ck, q, k, v)
     B, H, S_q, Dh = Q.shape
     _, H_kv, S_k, _ = Kv.shape
-    if Dh not in HEAD_DIMS:
-        raise ck.fail(D.OPS_ARG_SHAPE, f"q has head dim {Dh}; the attention kernel takes "
-                                       f"{' or '.join(map(str, HEAD_DIMS))}")
+    if Dh not in HOPPER_HEAD_DIMS:
+        raise ck.fail(D.OPS_ARG_SHAPE, f"q has head dim {Dh}; the attention kernels take "
+                                       f"{', '.join(map(str, HOPPER_HEAD_DIMS))}")
     if Kv.shape[0] != B or Kv.shape[3] != Dh:
         raise ck.fail(D.OPS_ARG_SHAPE, f"k has shape {list(Kv.shape)}; with q {list(Q.shape)} it must be "
                                        f"[{B}, H_kv, S_k, {Dh}]")
@@ -78,6 +78,12 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
 
     device = ck.device or 0
     hopper = lane == "cuda" and _hopper_eligible(device, Q, Kv, V)
+    if Dh not in HEAD_DIMS and lane == "cuda" and not hopper:
+        raise ck.fail(D.OPS_ARG_SHAPE, f"head dim {Dh} runs only on the sm_90a kernel: bf16 or f16 q, k and v that "
+                                       f"TMA can read (rank 4, contiguous rows, 16-byte aligned) on an sm_90 device; "
+                                       f"here q is {Q.dtype} on {device_arch(device)}",
+                      hint="the sm_80/sm_90 kernel spills at head dim 256; use head dim 64 or 128 there, or "
+                           "lane='reference' to check numerics on the CPU")
     # Non-causal GQA on sm_90a: the `group` query heads of a kv head are one head of group * S_q rows (the same
     # contiguous memory), so a program's K/V steps serve all of them (decode: 4 rows of 64, not 1 of 128 per load).
     group = HA.group_of(H, H_kv, causal) if hopper else 1

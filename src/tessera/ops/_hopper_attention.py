@@ -52,6 +52,20 @@ CANDIDATES_D64 = [
     {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3, "schedule": "cooperative", "tiles": "dynamic"},
     {"BLOCK_M": 192, "BLOCK_N": 128, "stages": 3, "schedule": "pingpong", "tiles": "dynamic"},
 ]
+# d = 256 (a 64 x 256 accumulator per consumer, 32 KB per 64-key K or V step): the tiles that fit shared memory
+# with no local memory; pingpong and the decode ring of 3 are the tuner's to judge (unmeasured as of 2026-12-06)
+CANDIDATES_D256 = [
+    {"BLOCK_M": 128, "BLOCK_N": 64, "stages": 2, "schedule": "cooperative", "tiles": "dynamic"},
+    {"BLOCK_M": 128, "BLOCK_N": 64, "stages": 2, "schedule": "pingpong", "tiles": "dynamic"},
+    {"BLOCK_M": 64, "BLOCK_N": 64, "stages": 2, "schedule": "cooperative"},
+    {"BLOCK_M": 64, "BLOCK_N": 64, "stages": 3, "schedule": "cooperative"},
+]
+# causal d = 256: two 128-row consumers spill with the mask (64-72 B of stack), so one 64-row consumer, its many
+# short tiles balanced by the dynamic tile counter
+CANDIDATES_D256_CAUSAL = [
+    {"BLOCK_M": 64, "BLOCK_N": 64, "stages": 2, "schedule": "cooperative", "tiles": "dynamic"},
+    {"BLOCK_M": 64, "BLOCK_N": 64, "stages": 3, "schedule": "cooperative", "tiles": "dynamic"},
+]
 _ALLOWED = {"BLOCK_M": (64, 128), "BLOCK_N": (64, 128), "stages": (1, 2, 3, 4), "schedule": ("cooperative", "pingpong")}
 _OPTIONAL = {"tiles": ("static", "dynamic")}  # left out: static (pins and cache entries written before the knob)
 
@@ -60,6 +74,8 @@ def candidates(Dh: int, causal: bool = False) -> list[dict]:
     """The configs tune_attention measures at head dim Dh. Causal takes no pingpong: its masked steps and the
     turn barriers' ids leave no registers for the 16-byte O stores (ptxas spills 8-24 bytes), and the
     two-consumer turns gained nothing at d = 128 (v11 notes)."""
+    if Dh == 256:
+        return list(CANDIDATES_D256_CAUSAL if causal else CANDIDATES_D256)
     found = CANDIDATES + (CANDIDATES_D64 if Dh == 64 else [])
     return [c for c in found if not (causal and c["schedule"] == "pingpong")]
 
@@ -67,7 +83,8 @@ def candidates(Dh: int, causal: bool = False) -> list[dict]:
 def config_of(config: dict, source: str = "pin", Dh: int = 128) -> AttentionConfig:
     """An AttentionConfig from a candidate, pin or cache dict; values the kernel does not take at head dim Dh
     are OPS_AUTOTUNE_PIN_INVALID (a pin is the only way one gets here)."""
-    allowed = {**_ALLOWED, "BLOCK_M": _ALLOWED["BLOCK_M"] + ((192,) if Dh == 64 else ())}
+    allowed = {**_ALLOWED, "BLOCK_M": _ALLOWED["BLOCK_M"] + ((192,) if Dh == 64 else ()),
+               **({"BLOCK_N": (64,), "stages": (1, 2, 3)} if Dh == 256 else {})}
     bad = [f"{k}={config.get(k)!r}" for k, values in allowed.items() if config.get(k) not in values]
     bad += [f"{k}={config[k]!r}" for k, values in _OPTIONAL.items() if k in config and config[k] not in values]
     if not bad and config.get("schedule") == "pingpong" and config.get("BLOCK_M") == 64:
@@ -76,7 +93,8 @@ def config_of(config: dict, source: str = "pin", Dh: int = 128) -> AttentionConf
         extra = sorted(set(config) - set(allowed) - set(_OPTIONAL))
         raise OpsError(diag.OPS_AUTOTUNE_PIN_INVALID, OP, f"the {source} config {config!r} has "
                        + ", ".join(bad + [f"unknown {k}" for k in extra]) + f" (head dim {Dh})",
-                       hint="BLOCK_M takes 64 or 128 (192 at head dim 64), BLOCK_N 64 or 128, stages 1 to 4, "
+                       hint="BLOCK_M takes 64 or 128 (192 at head dim 64), BLOCK_N 64 or 128 (64 at head dim 256), "
+                            "stages 1 to 4 (3 at head dim 256), "
                             "schedule cooperative or pingpong (two or more consumers: BLOCK_M >= 128), tiles (optional) "
                             "static or dynamic, e.g. "
                             "TESSERA_PIN_ATTENTION_SM90A=BLOCK_M=128,BLOCK_N=128,stages=3,schedule=cooperative")

@@ -22,7 +22,10 @@ Attention (`attention_config(S_q, D)`; on sm_90 with TMA-readable bf16/f16 q, k,
   BLOCK_M 64) unless a pin
   or a tuned winner says otherwise: ops/_hopper_attention.py): BLOCK_M = 64 query rows, BLOCK_N = 64
   keys per step for every S_q (BLOCK_M = 128 spills 88 B to 1.4 KB of stack) (a short sequence wastes rows of one program,
-  not launches or compiles); D (the head dim) must be 64 or 128.
+  not launches or compiles); D (the head dim) must be 64 or 128, or 256 on the sm_90a kernel: 128 query rows
+  (64 for S_q <= 64) and 64 keys a step in a ring of 2 (a 64 x 256 f32 accumulator is 128 registers a
+  consumer thread; causal takes 64 rows, as two causal consumers spill; the sm_80/sm_90 kernel spills
+  ~1.4 KB of stack at 256, so ops refuses it there).
 Linear attention (`linear_attention_config(D_k, D_v)`): CHUNK = 32 time steps;
   BLOCK_V = 32 d_v columns per program when D_v > 64, else all of D_v; D_k and
   D_v in 64 or 128. (CHUNK = 64, or BLOCK_V = 64 at D = 128, spills.)
@@ -34,7 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-HEAD_DIMS = (64, 128)
+HEAD_DIMS = (64, 128)  # every lane and kernel
+HOPPER_HEAD_DIMS = HEAD_DIMS + (256,)  # the sm_90a attention kernel (and the reference lane) also take 256
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,12 @@ HOPPER_ATTENTION_CAUSAL = AttentionConfig(128, 128, 2, "cooperative", tiles="dyn
 # d = 64: three consumer warpgroups (192 rows) share each K/V step (tuned winner on both d = 64 rows, H100 12-06),
 # taking turns at the tensor cores (pingpong: +2% and +7% over cooperative on those rows, H100 v11 notes)
 HOPPER_ATTENTION_D64 = AttentionConfig(192, 128, 3, "pingpong", tiles="dynamic")
+# d = 256: Q is 64 KB and each 64-key K or V step 32 KB, so two consumers with a ring of 2 (192 KB with the
+# tile-overlap Q slot) is what shared memory takes; 128-key steps do not fit at all, and one 128-key stage spills
+HOPPER_ATTENTION_D256 = AttentionConfig(128, 64, 2, "cooperative", tiles="dynamic")
+HOPPER_ATTENTION_D256_64 = AttentionConfig(64, 64, 2, "cooperative")  # decode at d = 256
+# causal d = 256: the mask's registers make two 128-row consumers spill (64-72 B of stack): one consumer of 64 rows
+HOPPER_ATTENTION_D256_CAUSAL = AttentionConfig(64, 64, 2, "cooperative", tiles="dynamic")
 _LINEAR = {None: LinearAttentionConfig(32, None), 32: LinearAttentionConfig(32, 32)}
 
 
@@ -99,8 +109,12 @@ def gemm_config(M: int, N: int, K: int, arch: str | None = None, dtype: str | No
 def attention_config(S_q: int, D: int, hopper: bool = False, causal: bool = False) -> AttentionConfig:
     """The flash-attention configuration (one for every S_q and D in HEAD_DIMS); `hopper`: the sm_90a
     warp-specialised kernel's (a consumer warpgroup per 64 query rows, 128 keys per step): two warpgroups, three
-    at d = 64 non-causal, or one when S_q <= 64 (decode; S_q counts the GQA heads ops.attention packs into rows)."""
+    at d = 64 non-causal, or one when S_q <= 64 (decode; S_q counts the GQA heads ops.attention packs into rows);
+    at d = 256 (HOPPER_HEAD_DIMS) 64 keys per step in a ring of 2 (causal: one 64-row consumer)."""
     if hopper:
+        if D == 256:
+            return (HOPPER_ATTENTION_D256_64 if S_q <= 64 else HOPPER_ATTENTION_D256_CAUSAL if causal
+                    else HOPPER_ATTENTION_D256)
         if S_q <= 64:
             return HOPPER_ATTENTION_64
         if causal:
