@@ -35,7 +35,9 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
     q: [B, H, S_q, D]; k, v: [B, H_kv, S_k, D] with H a multiple of H_kv
     (grouped-query attention: query head h reads kv head h // (H // H_kv)).
     q, k, v share dtype bf16 or f16 (f32 runs on the reference lane; on the
-    cuda lane it needs the f32 mma lowering). D is 64 or 128, or 256 where the sm_90a kernel runs (bf16/f16 device arrays TMA can read on an sm_90 GPU) and on the reference lane.
+    cuda lane it needs the f32 mma lowering). D is 64 or 128, or 256 where the
+    sm_90a kernel runs (bf16/f16 device arrays TMA can read, on an sm_90 GPU)
+    and on the reference lane.
     causal: query i sees keys j <= i (top-left aligned, as torch SDPA's is_causal).
     scale: the score scale, default 1/sqrt(D).
     Returns o [B, H, S_q, D] in q's dtype and lse [B, H, S_q] f32 (natural-log
