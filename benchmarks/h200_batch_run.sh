@@ -14,9 +14,9 @@ set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
 if [ "${STEP:-1}" = 1 ]; then
   rm -f "$TESSERA_CACHE_DIR/autotune.json"  # `ours` is the untuned call; --tune adds tuned_*
-  timeout 320 python3 benchmarks/bench_hopper_attention.py --tune --out "$OUT/attn.json" > "$OUT/attn.txt" 2>&1
+  timeout "${ATTN_TIMEOUT_S:-320}" python3 benchmarks/bench_hopper_attention.py --tune --out "$OUT/attn.json" > "$OUT/attn.txt" 2>&1
   echo "attention rc=$?"; tail -1 "$OUT/attn.txt" | cut -c1-400
-  timeout 140 python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 120 --timeout-method thread -n 4 \
+  timeout "${TESTS_TIMEOUT_S:-140}" python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 120 --timeout-method thread -n 4 \
     -k "not tune_ and not keep_memory_flat and not tutorial and not ring_depth and not autotuner_may_pick" \
     tests/gpu/test_runtime_launch.py tests/gpu/test_ops_gpu.py tests/gpu/test_ops_hopper_gpu.py \
     tests/gpu/test_torch_ops_gpu.py tests/gpu/test_dynamic_tiles_gpu.py tests/gpu/test_kernels_gpu.py \
@@ -24,7 +24,7 @@ if [ "${STEP:-1}" = 1 ]; then
   echo "tests rc=$?" >> "$OUT/gpu_tests.txt"
   grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests.txt" | tail -25
   unset TESSERA_CACHE_DIR
-  timeout 95 python3 benchmarks/cold_start.py --runs 2 --out "$OUT/cold.json" > "$OUT/cold.txt" 2>&1
+  timeout "${COLD_TIMEOUT_S:-95}" python3 benchmarks/cold_start.py --runs 2 --out "$OUT/cold.json" > "$OUT/cold.txt" 2>&1
   echo "cold rc=$?"; tail -6 "$OUT/cold.txt"
 else
   rm -f "$TESSERA_CACHE_DIR/autotune.json"
