@@ -14,7 +14,7 @@ set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
 if [ "${STEP:-1}" = 1 ]; then
   rm -f "$TESSERA_CACHE_DIR/autotune.json"  # `ours` is the untuned call; --tune adds tuned_*
-  timeout "${ATTN_TIMEOUT_S:-320}" python3 benchmarks/bench_hopper_attention.py --tune --out "$OUT/attn.json" > "$OUT/attn.txt" 2>&1
+  timeout "${ATTN_TIMEOUT_S:-320}" python3 benchmarks/bench_hopper_attention.py ${ATTN_ARGS:---tune} --out "$OUT/attn.json" > "$OUT/attn.txt" 2>&1
   echo "attention rc=$?"; tail -1 "$OUT/attn.txt" | cut -c1-400
   timeout "${TESTS_TIMEOUT_S:-140}" python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 120 --timeout-method thread -n 4 \
     -k "not tune_ and not keep_memory_flat and not tutorial and not ring_depth and not autotuner_may_pick" \
