@@ -12,7 +12,17 @@
 #   STEP=2 GEMM_ARGS="--no-tune --budget-s 280" GEMM_TIMEOUT_S=300 SKIP_TESTS2=1 (default configs only).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
-if [ "${STEP:-1}" = 1 ]; then
+if [ "${STEP:-1}" = tests ]; then  # the least device time: the GPU tests of the touched code, then the quick table
+  timeout "${TESTS_TIMEOUT_S:-110}" python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 100 \
+    --timeout-method thread -n 4 -k "not tune_ and not keep_memory_flat and not tutorial and not ring_depth and not \
+autotuner_may_pick" tests/gpu/test_runtime_launch.py tests/gpu/test_ops_gpu.py tests/gpu/test_ops_hopper_gpu.py \
+    tests/gpu/test_torch_ops_gpu.py tests/gpu/test_dynamic_tiles_gpu.py > "$OUT/gpu_tests.txt" 2>&1
+  echo "tests rc=$?" >> "$OUT/gpu_tests.txt"
+  grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests.txt" | tail -25
+  timeout "${ATTN_TIMEOUT_S:-60}" python3 benchmarks/bench_hopper_attention.py --quick --no-triton \
+    --out "$OUT/attn_quick.json" > "$OUT/attn_quick.txt" 2>&1
+  echo "attention rc=$?"; cut -c1-300 "$OUT/attn_quick.txt" | tail -4
+elif [ "${STEP:-1}" = 1 ]; then
   rm -f "$TESSERA_CACHE_DIR/autotune.json"  # `ours` is the untuned call; --tune adds tuned_*
   timeout "${ATTN_TIMEOUT_S:-320}" python3 benchmarks/bench_hopper_attention.py ${ATTN_ARGS:---tune} --out "$OUT/attn.json" > "$OUT/attn.txt" 2>&1
   echo "attention rc=$?"; tail -1 "$OUT/attn.txt" | cut -c1-400
