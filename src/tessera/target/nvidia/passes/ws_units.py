@@ -228,7 +228,10 @@ class Units:
         group = binop(ops, arith.DivSIOp, rest, width)
         first = binop(ops, arith.MuliOp, group, self.group_m)
         left = binop(ops, arith.SubiOp, grid[0], first)
-        size = binop(ops, arith.MinSIOp, left, self.group_m)
+        # at least 1: the tile after a CTA's last one (tile overlap computes its ids before the loop test) may
+        # lie past the grid, where `left` is 0 for a grid0 that is a multiple of group_m, and x % 0 is undefined
+        # (it traps on a CPU, the host emulator's)
+        size = binop(ops, arith.MaxSIOp, binop(ops, arith.MinSIOp, left, self.group_m), 1)
         within = binop(ops, arith.RemSIOp, rest, width)
         pids[0] = binop(ops, arith.AddiOp, first, binop(ops, arith.RemSIOp, within, size))
         pids[1] = binop(ops, arith.DivSIOp, within, size)
