@@ -140,11 +140,13 @@ def test_tune_attention_checks_its_arguments_before_touching_a_gpu(kwargs, words
 
 def test_dynamic_tiles_take_every_multi_consumer_candidate_and_pins_name_either(monkeypatch):
     """Dynamic tiles balance tiles of unequal cost (causal) and cost nothing on equal ones, so every candidate with
-    two or more consumers takes them; one-consumer (decode) configs, about a tile per SM, stay static. A pin may
-    name either, or leave tiles out (static); anything else is a coded pin error."""
-    for d in (64, 128):
+    two or more consumers takes them; one-consumer (decode) configs, about a tile per SM, stay static unless they
+    split the keys (2-4 programs per tile; causal d = 256 takes one consumer for registers and many tiles). A pin
+    may name either, or leave tiles out (static); anything else is a coded pin error."""
+    for d in (64, 128, 256):
         for c in HA.candidates(d) + HA.candidates(d, True):
-            assert c.get("tiles", "static") == ("dynamic" if c["BLOCK_M"] > 64 else "static"), c
+            many = c["BLOCK_M"] > 64 or c.get("kv_splits", 1) > 1 or (d == 256 and c in HA.CANDIDATES_D256_CAUSAL)
+            assert c.get("tiles", "static") == ("dynamic" if many else "static"), c
     monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=128,BLOCK_N=128,stages=2,schedule=cooperative,tiles=static")
     assert choose() == (AttentionConfig(128, 128, 2, "cooperative", tiles="static"), "pinned")
     monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=128,BLOCK_N=128,stages=2,schedule=cooperative,tiles=greedy")

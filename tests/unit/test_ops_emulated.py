@@ -24,6 +24,8 @@ from tessera.ir.diagnostics import TesseraError
 from tessera.kernels import flash_attention as FA
 from tessera.kernels import gemm as G
 from tessera.kernels import linear_attention as LA
+from tessera.ops import _hopper_attention as HA
+from tessera.ops import autotune
 from tessera.ops.configs import gemm_config
 from tessera.reference.oracles import error_bound, rel_error
 from tessera.runtime import CompileCache
@@ -193,6 +195,48 @@ def test_head_dim_256_runs_the_sm90a_kernel(host, causal, S):
     rows = S * H // H_kv if not causal else S
     assert (rec.arch, rec.config["BLOCK_N"], rec.config["stages"]) == ("sm_90a", 64, 2)
     assert rec.config["BLOCK_M"] == (64 if rows <= 64 or causal else 128)
+
+
+@pytest.mark.parametrize("cand", [c for c in HA.candidates(128) if c.get("kv_splits", 1) > 1],
+                         ids=lambda c: f"kv_splits={c['kv_splits']}")
+def test_key_slices_run_and_merge_through_ops(host, cand):
+    """A split-KV candidate, pinned: the slices' partials in the runtime's buffer, the merge into out and lse, one
+    record naming both artifacts. A decode with packed GQA heads, keys ragged, and a second call that reuses the
+    buffer."""
+    B, H, H_kv, S, S_k, D = 2, 8, 2, 1, 333, 128
+    autotune.pin(HA.OP, cand)
+    try:
+        for seed in (10, 11):
+            q, k, v = randn((B, H, S, D), seed=seed), randn((B, H_kv, S_k, D), seed=seed + 1), randn((B, H_kv, S_k, D), seed=seed + 2)
+            o, lse = np.full((B, H, S, D), np.nan, BF16), np.full((B, H, S), np.nan, np.float32)
+            dev = [FakeDeviceArray(x) for x in (q, k, v, o, lse)]
+            ops.attention(*dev[:3], out=dev[3], lse=dev[4])
+            want_o, want_lse = FA.reference_attention(q, k, v)
+            assert rel_error(o, want_o) <= error_bound("bf16") and np.abs(lse - want_lse).max() <= 1e-4
+            rec = ops.last_run()
+            assert (rec.arch, rec.kernel, rec.config["KV_SPLITS"]) == ("sm_90a", "flash_attention", cand["kv_splits"])
+            assert rec.config["combine_kernel"] == "attention_combine" and len(rec.config["combine_artifact"]) == 64
+            assert rec.grid == (cand["kv_splits"], B * H_kv, 1)  # 4 packed rows: one 64-row block per kv head
+    finally:
+        autotune.unpin(HA.OP)
+
+
+def test_a_key_slice_pin_is_refused_on_a_causal_call(host):
+    """Key slices are for non-causal rows (a causal row's keys end at its diagonal): no causal candidate has
+    kv_splits, so a pin that sets it is a coded error on a causal call, with nothing written."""
+    cand = next(c for c in HA.candidates(128) if c.get("kv_splits", 1) > 1)
+    B, H, S, D = 1, 2, 70, 128
+    q = randn((B, H, S, D), seed=20)
+    o, lse = np.zeros((B, H, S, D), BF16), np.zeros((B, H, S), np.float32)
+    dev = [FakeDeviceArray(x) for x in (q, q, q, o, lse)]
+    autotune.pin(HA.OP, cand)
+    try:
+        with pytest.raises(TesseraError) as err:
+            ops.attention(*dev[:3], causal=True, out=dev[3], lse=dev[4])
+    finally:
+        autotune.unpin(HA.OP)
+    assert err.value.code.name == "OPS_AUTOTUNE_PIN_INVALID" and "kv_splits" in err.value.message
+    assert not o.astype(np.float32).any()
 
 
 def test_head_dim_256_off_the_sm90a_kernel_is_a_coded_error(host):

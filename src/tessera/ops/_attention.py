@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from tessera.compiler import arrays, records
 from tessera.compiler.driver import device_arch
 from tessera.compiler.launch_shape import LaunchShape
 from tessera.ir import diagnostics as D
-from tessera.ops._common import Checker, Plan, memref, plan_for, start
+from tessera.ops._common import Checker, Plan, last_run, memref, plan_for, set_last, start
 from tessera.ops._warm import REALS, remember, run_warm, warm_key
 from tessera.ops import _hopper as H
 from tessera.ops import _hopper_attention as HA
@@ -16,9 +17,11 @@ from tessera.ops.configs import HEAD_DIMS, HOPPER_HEAD_DIMS, attention_config, l
 
 FLASH = "tessera.kernels.flash_attention:flash_attention"  # the kernels, loaded only to compile or interpret
 LINEAR = "tessera.kernels.linear_attention:linear_attention"
+COMBINE = "tessera.kernels.attention_combine:attention_combine"
 
 DTYPES = ("bf16", "f16", "f32")
 GRID_Y_LIMIT = 65535
+_PARTIALS = []  # the Scratch of key-slice partials, made on first use: one buffer per (device, stream)
 
 
 def _qkv(ck: Checker, q, k, v):
@@ -99,6 +102,10 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
     plan = plan_for(key, lambda: _build_attention(lane, device, Q.dtype, Dh, causal, even, fold, cfg, hopper, source))
     values = []
     q_rows, lse_rows = (B, H // group, rows, Dh), (B, H // group, rows)
+    if cfg.kv_splits > 1:
+        _run_key_slices(plan, cfg, lane, device, ck.launch_stream(stream), Q.dtype, (q, Q), (k, Kv), (v, V),
+                        (o, O), (lse_a, L), q_rows, scale_v)
+        return o, lse_a
     for x, xv, shape in ((q, Q, q_rows), (k, Kv, None), (v, V, None), (o, O, q_rows), (lse_a, L, lse_rows)):
         memref(values, x, xv, shape)
     values.append(scale_v)
@@ -110,6 +117,59 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, lane="au
                  (scale is not None,), ((3, 0 if out is None else None, (0, 1, 2)),
                                         (4, 0 if lse is None else None, (0, 1, 2, 3))), arrays.stream_reader(q, Q))
     return o, lse_a
+
+
+def _run_key_slices(plan: Plan, cfg, lane, device: int, stream, dtype: str, q, k, v, o, lse, q_rows: tuple,
+                    scale: float) -> None:
+    """Split-KV ("flash decoding"): flash_attention writes each key slice's f32 partials into a runtime-owned
+    buffer (one per stream, as split-K's scratch: launches on a stream are ordered; a capturing stream takes
+    torch's allocator), then attention_combine merges them into o and lse on the same stream. The record names
+    the slices' kernel and, in its config, the merge's (`combine_kernel`, `combine_artifact`)."""
+    from tessera.compiler import testing
+    from tessera.runtime.scratch import Scratch, stream_key
+
+    if not _PARTIALS:
+        _PARTIALS.append(Scratch("attention key-slice partials"))
+
+    B, heads, rows, Dh = q_rows
+    splits = cfg.kv_splits
+    parts = (B, heads * splits, rows, Dh)
+    o_bytes = 4 * math.prod(parts)
+    base = _PARTIALS[0].address(device, o_bytes + 4 * math.prod(parts[:3]), testing.backend() is not None,
+                             stream_key(stream))
+    values = []
+    for (x, xv), shape in ((q, q_rows), (k, None), (v, None)):
+        memref(values, x, xv, shape)
+    _raw_memref(values, base, parts)
+    _raw_memref(values, base + o_bytes, parts[:3])
+    values.append(scale)
+    plan.run((-(-rows // cfg.BLOCK_M) * splits, B * heads), values, None, stream, device)
+    slices = last_run()
+    bm = 16 if rows <= 16 else 64  # the merge's rows a program: a decode's few packed rows waste less at 16
+    merge = plan_for(("attention_combine", lane, device, dtype, Dh, splits, bm),
+                     lambda: _plan("attention_combine", COMBINE, (records.tensor(("B", "HS", "S", Dh), "f32"),
+                                                                  records.tensor(("B", "HS", "S"), "f32"),
+                                                                  records.tensor(("B", "H", "S", Dh), dtype),
+                                                                  records.tensor(("B", "H", "S"), "f32")),
+                                   {"BLOCK_M": bm, "SPLITS": splits}, {"BLOCK_M": bm, "SPLITS": splits}, lane,
+                                   device, {}))
+    values = []
+    _raw_memref(values, base, parts)
+    _raw_memref(values, base + o_bytes, parts[:3])
+    memref(values, o[0], o[1], q_rows)
+    memref(values, lse[0], lse[1], q_rows[:3])
+    merge.run((-(-rows // bm), B * heads), values, None, stream, device)
+    merged = last_run()
+    set_last(dataclasses.replace(slices, config={**slices.config, "combine_kernel": merged.kernel,
+                                                 "combine_artifact": merged.artifact_hash},
+                                 synchronized=merged.synchronized))
+
+
+def _raw_memref(values: list, address: int, shape: tuple) -> None:
+    """A C-contiguous memref's parameters at a raw device (or, emulated, host) address."""
+    values.append(address)
+    values.extend(shape)
+    values.extend(arrays.c_strides(shape))
 
 
 def _hopper_eligible(device: int, Q, K, V) -> bool:
@@ -124,7 +184,11 @@ def kernel_specs(dtype, Dh, causal, even, fold, cfg, hopper: bool):
     too, so a tuned candidate is the very kernel a call then loads from the cache."""
     T = records.tensor
     q, kv = T(("B", "H", "S", Dh), dtype), T(("B", "H_kv", "S_k", Dh), dtype)
-    specs = (q, kv, kv, q, T(("B", "H", "S"), "f32"), records.scalar("f32"))
+    if cfg.kv_splits > 1:  # O and LSE are the slices' f32 partials, H * kv_splits heads of them
+        outs = (T(("B", "HS", "S", Dh), "f32"), T(("B", "HS", "S"), "f32"))
+    else:
+        outs = (q, T(("B", "H", "S"), "f32"))
+    specs = (q, kv, kv, *outs, records.scalar("f32"))
     meta = {**cfg.meta(), "CAUSAL": causal, "EVEN_N": even, "FOLD_SCALE": fold}
     knobs = {"stages": cfg.stages, **({"schedule": cfg.schedule} if hopper and cfg.schedule else {}),
              **({"overlap": cfg.overlap} if hopper and cfg.overlap is not None else {}),
@@ -134,7 +198,8 @@ def kernel_specs(dtype, Dh, causal, even, fold, cfg, hopper: bool):
 
 def _build_attention(lane, device, dtype, Dh, causal, even, fold, cfg, hopper, source) -> Plan:
     specs, meta, knobs = kernel_specs(dtype, Dh, causal, even, fold, cfg, hopper)
-    config = {**meta, **knobs, **({"config_source": source} if source else {})}
+    config = {**meta, **knobs, **({"kv_splits": cfg.kv_splits} if cfg.kv_splits > 1 else {}),
+              **({"config_source": source} if source else {})}
     return _plan("attention", FLASH, specs, meta, config, lane, device, knobs,
                  "sm_90a" if hopper else None)
 

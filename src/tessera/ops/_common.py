@@ -146,6 +146,11 @@ def last_run() -> RunRecord | None:
     return last
 
 
+def set_last(record: RunRecord) -> None:
+    """Make `record` this thread's last run (an op of several launches reports them as one)."""
+    _state.last = record
+
+
 def start(op: str, lane) -> str:
     """Forget the last record and resolve the lane: 'cuda' or 'reference' (OPS_NO_GPU / OPS_LANE_INVALID)."""
     _state.last = None

@@ -44,6 +44,10 @@ CANDIDATES = [
     # steps keep more of the stream in flight than two or three 64 KB ones (H200 decode streamed 3.75 TB/s
     # against cuDNN's 3.97 with 2 x 128 keys; unmeasured as of 2026-12-06: the tuner decides)
     {"BLOCK_M": 64, "BLOCK_N": 64, "stages": 4, "schedule": "cooperative"},
+    # decode, split-KV (flash decoding): (batch, kv head) programs alone fill 128 of 132 SMs at the decode row;
+    # slices of the keys make more, smaller programs, merged by attention_combine (unmeasured as of 2026-12-06)
+    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative", "tiles": "dynamic", "kv_splits": 2},
+    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative", "tiles": "dynamic", "kv_splits": 4},
 ]
 # d = 64 only: three consumer warpgroups (160 registers each) fit a 64 x 64 O, a 64 x 128 S and P; at d = 128 they
 # spill. Half the math per K/V byte of d = 128, so more rows share each K/V step.
@@ -67,7 +71,7 @@ CANDIDATES_D256_CAUSAL = [
     {"BLOCK_M": 64, "BLOCK_N": 64, "stages": 3, "schedule": "cooperative", "tiles": "dynamic"},
 ]
 _ALLOWED = {"BLOCK_M": (64, 128), "BLOCK_N": (64, 128), "stages": (1, 2, 3, 4), "schedule": ("cooperative", "pingpong")}
-_OPTIONAL = {"tiles": ("static", "dynamic")}  # left out: static (pins and cache entries written before the knob)
+_OPTIONAL = {"tiles": ("static", "dynamic"), "kv_splits": (1, 2, 4, 8)}  # left out: static (pins and cache entries written before the knob)
 
 
 def candidates(Dh: int, causal: bool = False) -> list[dict]:
@@ -77,7 +81,7 @@ def candidates(Dh: int, causal: bool = False) -> list[dict]:
     if Dh == 256:
         return list(CANDIDATES_D256_CAUSAL if causal else CANDIDATES_D256)
     found = CANDIDATES + (CANDIDATES_D64 if Dh == 64 else [])
-    return [c for c in found if not (causal and c["schedule"] == "pingpong")]
+    return [c for c in found if not (causal and (c["schedule"] == "pingpong" or c.get("kv_splits", 1) > 1))]
 
 
 def config_of(config: dict, source: str = "pin", Dh: int = 128) -> AttentionConfig:
@@ -96,10 +100,10 @@ def config_of(config: dict, source: str = "pin", Dh: int = 128) -> AttentionConf
                        hint="BLOCK_M takes 64 or 128 (192 at head dim 64), BLOCK_N 64 or 128 (64 at head dim 256), "
                             "stages 1 to 4 (3 at head dim 256), "
                             "schedule cooperative or pingpong (two or more consumers: BLOCK_M >= 128), tiles (optional) "
-                            "static or dynamic, e.g. "
+                            "static or dynamic, kv_splits (optional, non-causal) 1, 2, 4 or 8, e.g. "
                             "TESSERA_PIN_ATTENTION_SM90A=BLOCK_M=128,BLOCK_N=128,stages=3,schedule=cooperative")
     return AttentionConfig(config["BLOCK_M"], config["BLOCK_N"], config["stages"], config["schedule"],
-                           tiles=config.get("tiles", "static"))
+                           tiles=config.get("tiles", "static"), kv_splits=config.get("kv_splits", 1))
 
 
 def group_of(H: int, H_kv: int, causal: bool) -> int:
@@ -144,9 +148,9 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
             raise OpsError(diag.OPS_AUTOTUNE_INPUT, "tune_attention", f"{name}={v!r} is not an int >= 1")
     if H % H_kv:
         raise OpsError(diag.OPS_AUTOTUNE_INPUT, "tune_attention", f"H={H} is not a multiple of H_kv={H_kv}")
-    if dtype not in ("bf16", "f16") or Dh not in (64, 128):
+    if dtype not in ("bf16", "f16") or Dh not in (64, 128, 256):
         raise OpsError(diag.OPS_AUTOTUNE_INPUT, "tune_attention", f"dtype {dtype!r}, D={Dh}: the sm_90a kernel "
-                                                                  "takes bf16 or f16 and D 64 or 128")
+                                                                  "takes bf16 or f16 and D 64, 128 or 256")
     try:
         import torch
     except ImportError:  # pragma: no cover - the GPU image has torch
@@ -168,17 +172,37 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
     rows, heads = S_q * group, H // group  # ops.attention's view: a group of query heads is one head of rows
     args = [q.view(B, heads, rows, Dh), k, v, o.view(B, heads, rows, Dh), lse.view(B, heads, rows), scale]
 
+    def check(config: dict) -> None:
+        err = float((o.float() - want).norm() / want.norm())
+        if not err < 2e-2:
+            raise OpsError(diag.OPS_AUTOTUNE_FAILED, "tune_attention", f"{config}: relative error {err:.3g} "
+                                                                       "against torch SDPA")
+
+    def measure_key_slices(config: dict) -> float:
+        """Two launches and the partials' buffer: timed as ops.attention runs them, with the candidate pinned."""
+        from tessera.ops._attention import attention
+
+        stream = torch.cuda.current_stream()
+        autotune.pin(OP, config)
+        try:
+            run = lambda: attention(q, k, v, causal=causal, scale=scale, out=o, lse=lse)  # noqa: E731
+            run()
+            torch.cuda.synchronize()
+            check(config)
+            return cold_median_seconds(run, runs, flush, stream)
+        finally:
+            autotune.unpin(OP)
+
     def measure(config: dict) -> float:
         cfg = config_of(config, "candidate", Dh)
+        if cfg.kv_splits > 1:
+            return measure_key_slices(config)
         specs, meta, knobs = kernel_specs(dtype, Dh, causal, S_k % cfg.BLOCK_N == 0, True, cfg, hopper=True)
         ck = records.compiled(FLASH, specs, meta, arch="sm_90a", shape=LaunchShape(**knobs))
         grid = (-(-rows // cfg.BLOCK_M), B * heads)
         stream = torch.cuda.current_stream()
         ck.launch(grid, args, stream=stream, sync=True)  # bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT
-        err = float((o.float() - want).norm() / want.norm())
-        if not err < 2e-2:
-            raise OpsError(diag.OPS_AUTOTUNE_FAILED, "tune_attention", f"{config}: relative error {err:.3g} "
-                                                                       "against torch SDPA")
+        check(config)
         return cold_median_seconds(lambda: ck.launch(grid, args, stream=stream), runs, flush, stream)
 
     return autotune.tune(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), candidates(Dh, causal), measure,

@@ -60,9 +60,13 @@ class AttentionConfig:
     schedule: str | None = None  # sm_90a only: "cooperative" or "pingpong" (the consumers' mmas take turns)
     overlap: bool | None = None  # sm_90a only: False waits for each wgmma where it is issued (A/B runs)
     tiles: str = "static"  # sm_90a only: "dynamic" takes tiles from a launch-wide counter (warp-specialize)
+    # sm_90a, non-causal only: key slices per query block (flash decoding: flash_attention KV_SPLITS writes f32
+    # partials, attention_combine merges them); no causal candidate has it, so a pin that sets it is refused there
+    kv_splits: int = 1
 
     def meta(self) -> dict:
-        return {"BLOCK_M": self.BLOCK_M, "BLOCK_N": self.BLOCK_N}
+        return {"BLOCK_M": self.BLOCK_M, "BLOCK_N": self.BLOCK_N,
+                **({"KV_SPLITS": self.kv_splits} if self.kv_splits > 1 else {})}
 
 
 @dataclass(frozen=True)
