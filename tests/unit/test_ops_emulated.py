@@ -159,6 +159,19 @@ def test_attention_gqa_causal(host):
     assert rec.config["CAUSAL"] is True
 
 
+def _device_attention(B, H, H_kv, S, S_k, D, seed, causal=False):
+    """ops.attention on FakeDeviceArrays (the sm_90a route on the emulated sm_90), checked against float64:
+    returns the run's record."""
+    q, k = randn((B, H, S, D), seed=seed), randn((B, H_kv, S_k, D), seed=seed + 1)
+    v = randn((B, H_kv, S_k, D), seed=seed + 2)
+    o, lse = np.full((B, H, S, D), np.nan, BF16), np.full((B, H, S), np.nan, np.float32)
+    dev = [FakeDeviceArray(x) for x in (q, k, v, o, lse)]
+    ops.attention(*dev[:3], causal=causal, out=dev[3], lse=dev[4])
+    want_o, want_lse = FA.reference_attention(q, k, v, causal=causal)
+    assert rel_error(o, want_o) <= error_bound("bf16") and np.abs(lse - want_lse).max() <= 1e-4
+    return ops.last_run()
+
+
 @pytest.mark.parametrize("causal,S", [(False, 3), (True, 130), (False, 70)],
                          ids=["decode-heads-packed", "causal-128-rows", "long-rows-packed"])
 def test_attention_on_sm90_takes_the_sm90a_kernel(host, causal, S):
@@ -166,13 +179,7 @@ def test_attention_on_sm90_takes_the_sm90a_kernel(host, causal, S):
     of a kv head into one head of 4 * S rows (decode: 12 rows, the one-warpgroup 64-row config; 280 rows at d = 64:
     the 192-row config)."""
     B, H, H_kv, D = 1, 8, 2, 64
-    q, k, v = randn((B, H, S, D), seed=1), randn((B, H_kv, 90, D), seed=2), randn((B, H_kv, 90, D), seed=3)
-    o, lse = np.full((B, H, S, D), np.nan, BF16), np.full((B, H, S), np.nan, np.float32)
-    dev = [FakeDeviceArray(x) for x in (q, k, v, o, lse)]
-    ops.attention(*dev[:3], causal=causal, out=dev[3], lse=dev[4])
-    want_o, want_lse = FA.reference_attention(q, k, v, causal=causal)
-    assert rel_error(o, want_o) <= error_bound("bf16") and np.abs(lse - want_lse).max() <= 1e-4
-    rec = ops.last_run()
+    rec = _device_attention(B, H, H_kv, S, 90, D, seed=1, causal=causal)
     rows, heads = (S * H // H_kv, H_kv) if not causal else (S, H)
     bm = 64 if rows <= 64 else 128 if causal else 192  # d = 64 non-causal: three consumer warpgroups
     assert (rec.lane, rec.arch, rec.config["BLOCK_M"], rec.block) == ("host-emulator", "sm_90a", bm,
@@ -185,13 +192,7 @@ def test_head_dim_256_runs_the_sm90a_kernel(host, causal, S):
     """d = 256 on sm_90 device arrays: 64-key steps in a ring of 2 (128 rows; 64 for a decode's packed rows and for
     causal, whose two 128-row consumers would spill)."""
     B, H, H_kv, D = 1, 4, 2, 256
-    q, k, v = randn((B, H, S, D), seed=7), randn((B, H_kv, 77, D), seed=8), randn((B, H_kv, 77, D), seed=9)
-    o, lse = np.full((B, H, S, D), np.nan, BF16), np.full((B, H, S), np.nan, np.float32)
-    dev = [FakeDeviceArray(x) for x in (q, k, v, o, lse)]
-    ops.attention(*dev[:3], causal=causal, out=dev[3], lse=dev[4])
-    want_o, want_lse = FA.reference_attention(q, k, v, causal=causal)
-    assert rel_error(o, want_o) <= error_bound("bf16") and np.abs(lse - want_lse).max() <= 1e-4
-    rec = ops.last_run()
+    rec = _device_attention(B, H, H_kv, S, 77, D, seed=7, causal=causal)
     rows = S * H // H_kv if not causal else S
     assert (rec.arch, rec.config["BLOCK_N"], rec.config["stages"]) == ("sm_90a", 64, 2)
     assert rec.config["BLOCK_M"] == (64 if rows <= 64 or causal else 128)
@@ -206,14 +207,8 @@ def test_key_slices_run_and_merge_through_ops(host, cand):
     B, H, H_kv, S, S_k, D = 2, 8, 2, 1, 333, 128
     autotune.pin(HA.OP, cand)
     try:
-        for seed in (10, 11):
-            q, k, v = randn((B, H, S, D), seed=seed), randn((B, H_kv, S_k, D), seed=seed + 1), randn((B, H_kv, S_k, D), seed=seed + 2)
-            o, lse = np.full((B, H, S, D), np.nan, BF16), np.full((B, H, S), np.nan, np.float32)
-            dev = [FakeDeviceArray(x) for x in (q, k, v, o, lse)]
-            ops.attention(*dev[:3], out=dev[3], lse=dev[4])
-            want_o, want_lse = FA.reference_attention(q, k, v)
-            assert rel_error(o, want_o) <= error_bound("bf16") and np.abs(lse - want_lse).max() <= 1e-4
-            rec = ops.last_run()
+        for seed in (10, 13):
+            rec = _device_attention(B, H, H_kv, S, S_k, D, seed=seed)
             assert (rec.arch, rec.kernel, rec.config["KV_SPLITS"]) == ("sm_90a", "flash_attention", cand["kv_splits"])
             assert rec.config["combine_kernel"] == "attention_combine" and len(rec.config["combine_artifact"]) == 64
             assert rec.grid == (cand["kv_splits"], B * H_kv, 1)  # 4 packed rows: one 64-row block per kv head
