@@ -185,14 +185,23 @@ def _first_error_location(log: str, program_name: str) -> str:
     return f"{program_name}:{m.group(1)}:1" if m else program_name
 
 
-def _ptx_of(nvrtc, handle) -> str | None:
-    """NVRTC keeps the PTX of a cubin compile; read it from the program (None if it will not say)."""
-    err, size = nvrtc.nvrtcGetPTXSize(handle)
-    if int(err) != 0 or size <= 1:
+def _read(size_of, read, handle) -> bytes | None:
+    """One of NVRTC's size-then-copy results of a program (log, PTX, cubin), or None where it will not say."""
+    err, size = size_of(handle)
+    if int(err) != 0 or size == 0:
         return None
     buf = b" " * size
-    (err,) = nvrtc.nvrtcGetPTX(handle, buf)
-    return buf.rstrip(b"\0").decode("utf-8", "replace") if int(err) == 0 else None
+    (err,) = read(handle, buf)
+    return buf if int(err) == 0 else None
+
+
+def _text_of(data: bytes | None) -> str:
+    return "" if data is None else data.rstrip(b"\0").decode("utf-8", "replace")
+
+
+def _ptx_of(nvrtc, handle) -> str | None:
+    """NVRTC keeps the PTX of a cubin compile; read it from the program (None if it will not say)."""
+    return _text_of(_read(nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX, handle)) or None
 
 
 def nvrtc_flags(arch: str, options: tuple[tuple[str, object], ...]) -> list[bytes]:
@@ -223,26 +232,6 @@ def nvrtc_flags(arch: str, options: tuple[tuple[str, object], ...]) -> list[byte
     flags += ["--restrict"] if opts.get("restrict") else []
     flags += [f"--diag-suppress={v}" for v in many("diag_suppress")]
     return [f.encode() for f in flags]
-
-
-def _log_of(nvrtc, handle) -> str:
-    err, size = nvrtc.nvrtcGetProgramLogSize(handle)
-    if int(err) != 0 or size <= 1:
-        return ""
-    buf = b" " * size
-    nvrtc.nvrtcGetProgramLog(handle, buf)
-    return buf.rstrip(b"\0").decode("utf-8", "replace")
-
-
-def _cubin_of(nvrtc, handle) -> bytes:
-    err, size = nvrtc.nvrtcGetCUBINSize(handle)
-    if int(err) != 0 or size == 0:
-        raise CodegenError(CODEGEN_COMPILE_FAILED, f"NVRTC produced no cubin ({err!r}, {size} bytes)")
-    buf = b" " * size
-    (err,) = nvrtc.nvrtcGetCUBIN(handle, buf)
-    if int(err) != 0:
-        raise CodegenError(CODEGEN_COMPILE_FAILED, f"nvrtcGetCUBIN failed with {err!r}")
-    return buf
 
 
 def compile_cuda(source: str, arch: str, name_expressions=(), options=None, *,
@@ -276,17 +265,21 @@ def compile_cuda(source: str, arch: str, name_expressions=(), options=None, *,
             if int(err) != 0:
                 raise CodegenError(CODEGEN_COMPILE_FAILED, f"NVRTC refused the name expression {n!r} ({err!r})")
         (err,) = nvrtc.nvrtcCompileProgram(handle, len(flags), flags)
-        log = _log_of(nvrtc, handle).replace("\0", "").strip()
+        log = _text_of(_read(nvrtc.nvrtcGetProgramLogSize, nvrtc.nvrtcGetProgramLog, handle)).replace("\0", "").strip()
         if int(err) != 0:
             lines = [ln for ln in log.splitlines() if ln.strip()] or [repr(err)]
             shown = "\n".join(lines[:LOG_LINES]) + ("\n..." if len(lines) > LOG_LINES else "")
             raise CodegenError(CODEGEN_COMPILE_FAILED, f"NVRTC could not compile {program_name} for {arch}:\n{shown}",
                                location=_first_error_location(log, program_name))
-        cubin = _cubin_of(nvrtc, handle)
+        cubin = _read(nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN, handle)
+        if cubin is None:
+            raise CodegenError(CODEGEN_COMPILE_FAILED, f"NVRTC compiled {program_name} for {arch} but gave no cubin")
         ptx = _ptx_of(nvrtc, handle)
         lowered = []
         for n in names:
             err, low = nvrtc.nvrtcGetLoweredName(handle, n.encode())
+            if int(err) != 0:
+                raise CodegenError(CODEGEN_COMPILE_FAILED, f"NVRTC has no lowered name for {n!r} ({err!r})")
             lowered.append((n, low.decode() if isinstance(low, bytes) else str(low)))
         mapping = tuple(sorted(lowered))
     finally:
