@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from functools import lru_cache
 
 from tessera.compiler import arrays, records
 from tessera.compiler.driver import device_arch
 from tessera.compiler.launch_shape import LaunchShape
 from tessera.ir import diagnostics as D
-from tessera.ops._common import Checker, Plan, last_run, memref, plan_for, set_last, start
+from tessera.ops._common import Checker, Plan, last_run, memref, memref_at, plan_for, set_last, start
 from tessera.ops._warm import REALS, remember, run_warm, warm_key
 from tessera.ops import _hopper as H
 from tessera.ops import _hopper_attention as HA
@@ -21,7 +22,6 @@ COMBINE = "tessera.kernels.attention_combine:attention_combine"
 
 DTYPES = ("bf16", "f16", "f32")
 GRID_Y_LIMIT = 65535
-_PARTIALS = []  # the Scratch of key-slice partials, made on first use: one buffer per (device, stream)
 
 
 def _qkv(ck: Checker, q, k, v):
@@ -126,36 +126,30 @@ def _run_key_slices(plan: Plan, cfg, lane, device: int, stream, dtype: str, q, k
     torch's allocator), then attention_combine merges them into o and lse on the same stream. The record names
     the slices' kernel and, in its config, the merge's (`combine_kernel`, `combine_artifact`)."""
     from tessera.compiler import testing
-    from tessera.runtime.scratch import Scratch, stream_key
-
-    if not _PARTIALS:
-        _PARTIALS.append(Scratch("attention key-slice partials"))
+    from tessera.runtime.scratch import stream_key
 
     B, heads, rows, Dh = q_rows
     splits = cfg.kv_splits
     parts = (B, heads * splits, rows, Dh)
     o_bytes = 4 * math.prod(parts)
-    base = _PARTIALS[0].address(device, o_bytes + 4 * math.prod(parts[:3]), testing.backend() is not None,
-                             stream_key(stream))
+    base = _partials().address(device, o_bytes + 4 * math.prod(parts[:3]), testing.backend() is not None,
+                               stream_key(stream))
+    partials: list = []  # O_part, LSE_part: the slices' outputs and the merge's inputs
+    memref_at(partials, base, parts)
+    memref_at(partials, base + o_bytes, parts[:3])
     values = []
     for (x, xv), shape in ((q, q_rows), (k, None), (v, None)):
         memref(values, x, xv, shape)
-    _raw_memref(values, base, parts)
-    _raw_memref(values, base + o_bytes, parts[:3])
-    values.append(scale)
-    plan.run((-(-rows // cfg.BLOCK_M) * splits, B * heads), values, None, stream, device)
+    plan.run((-(-rows // cfg.BLOCK_M) * splits, B * heads), values + partials + [scale], None, stream, device)
     slices = last_run()
     bm = 16 if rows <= 16 else 64  # the merge's rows a program: a decode's few packed rows waste less at 16
+    meta = {"BLOCK_M": bm, "SPLITS": splits}
+    T = records.tensor
+    specs = (T(("B", "HS", "S", Dh), "f32"), T(("B", "HS", "S"), "f32"), T(("B", "H", "S", Dh), dtype),
+             T(("B", "H", "S"), "f32"))
     merge = plan_for(("attention_combine", lane, device, dtype, Dh, splits, bm),
-                     lambda: _plan("attention_combine", COMBINE, (records.tensor(("B", "HS", "S", Dh), "f32"),
-                                                                  records.tensor(("B", "HS", "S"), "f32"),
-                                                                  records.tensor(("B", "H", "S", Dh), dtype),
-                                                                  records.tensor(("B", "H", "S"), "f32")),
-                                   {"BLOCK_M": bm, "SPLITS": splits}, {"BLOCK_M": bm, "SPLITS": splits}, lane,
-                                   device, {}))
-    values = []
-    _raw_memref(values, base, parts)
-    _raw_memref(values, base + o_bytes, parts[:3])
+                     lambda: _plan("attention_combine", COMBINE, specs, meta, meta, lane, device, {}))
+    values = list(partials)
     memref(values, o[0], o[1], q_rows)
     memref(values, lse[0], lse[1], q_rows[:3])
     merge.run((-(-rows // bm), B * heads), values, None, stream, device)
@@ -165,11 +159,12 @@ def _run_key_slices(plan: Plan, cfg, lane, device: int, stream, dtype: str, q, k
                                  synchronized=merged.synchronized))
 
 
-def _raw_memref(values: list, address: int, shape: tuple) -> None:
-    """A C-contiguous memref's parameters at a raw device (or, emulated, host) address."""
-    values.append(address)
-    values.extend(shape)
-    values.extend(arrays.c_strides(shape))
+@lru_cache(maxsize=1)
+def _partials():
+    """The runtime buffer of key-slice partials (one per device and stream), made on first use."""
+    from tessera.runtime.scratch import Scratch
+
+    return Scratch("attention key-slice partials")
 
 
 def _hopper_eligible(device: int, Q, K, V) -> bool:

@@ -288,7 +288,12 @@ def reset() -> None:
 
 def memref(values: list, obj, v: arrays.ArrayView, shape: tuple | None = None) -> None:
     """Append one memref's C parameters: pointer (or the numpy array to stage), sizes, C-contiguous strides."""
-    shape = v.shape if shape is None else shape
-    values.append(obj if v.ptr is None else v.ptr)
+    memref_at(values, obj if v.ptr is None else v.ptr, v.shape if shape is None else shape)
+
+
+def memref_at(values: list, address, shape: tuple) -> None:
+    """Append the C parameters of a C-contiguous memref at `address` (a device pointer, a runtime buffer's
+    address, or the numpy array to stage)."""
+    values.append(address)
     values.extend(shape)
     values.extend(arrays.c_strides(shape))
