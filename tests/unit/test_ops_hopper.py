@@ -292,6 +292,24 @@ def test_ops_gemm_splits_k_in_one_launch_and_its_scratch_is_ready_for_the_next(t
     assert np.array_equal(outs[0].view(np.uint16), outs[2].view(np.uint16))
 
 
+def _decode_calls(tmp_path, monkeypatch, M: int, N: int, K: int, ta: bool = False, tb: bool = False):
+    """Two decode calls' (rng, a, w) on an emulated sm_90 with a fresh cache, f16: a [M, K] ([K, M] with ta), w
+    [K, N] ([N, K] with tb) scaled by 1/sqrt(K); new data each time, so the second call takes the warm path.
+    Once both calls are done, checks that each launched once."""
+    import numpy as np
+
+    from tessera.compiler import testing
+
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    with testing.emulate_on_host("sm_90") as host:
+        for seed in (0, 1):
+            rng = np.random.default_rng(seed)
+            a = rng.standard_normal((K, M) if ta else (M, K)).astype(np.float16)
+            w = (rng.standard_normal((N, K) if tb else (K, N)) / np.sqrt(K)).astype(np.float16)
+            yield rng, a, w
+    assert host.launches == 2
+
+
 @pytest.mark.parametrize("M", [1, 16, 30, 64])
 @pytest.mark.parametrize("ta, tb", [(False, True), (False, False), (True, True), (True, False)])
 def test_decode_gemms_run_swapped_on_an_emulated_sm90_device(tmp_path, monkeypatch, M, ta, tb):
@@ -302,31 +320,23 @@ def test_decode_gemms_run_swapped_on_an_emulated_sm90_device(tmp_path, monkeypat
     import numpy as np
 
     import tessera.ops as ops
-    from tessera.compiler import testing
     from tessera.kernels import gemm as G
     from tessera.reference.oracles import error_bound, rel_error
 
     if ta and M % 8:
         pytest.skip("a stored [K, M] with M % 8 != 0 has rows TMA cannot read: the sm_90 kernel runs it")
-    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     N, K = 200, 264
     f = lambda x: x.astype(np.float64)  # noqa: E731
-    with testing.emulate_on_host("sm_90") as host:
-        for seed in (0, 1):
-            rng = np.random.default_rng(seed)
-            a = rng.standard_normal((K, M) if ta else (M, K)).astype(np.float16)
-            w = (rng.standard_normal((N, K) if tb else (K, N)) / np.sqrt(K)).astype(np.float16)
-            out = np.full((M, N), np.nan, np.float16)
-            ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_a=ta, trans_b=tb, activation="silu",
-                     out=FakeDeviceArray(out))
-            rec = ops.last_run()
-            assert rec.arch == "sm_90a" and rec.config["swap_ab"] is True and rec.config["store"] == "registers"
-            assert rec.config["BN"] == (16 if M <= 16 else 32 if M <= 32 else 64)
-            assert (rec.config["TRANS_A"], rec.config["TRANS_B"]) == (not tb, not ta)
-            ref = G.reference_gemm(f(a), f(w), None, None, None, 1.0, None, trans_a=ta, trans_b=tb,
-                                   activation="silu")
-            assert rel_error(f(out), ref) <= error_bound("f16")
-    assert host.launches == 2
+    for _, a, w in _decode_calls(tmp_path, monkeypatch, M, N, K, ta, tb):
+        out = np.full((M, N), np.nan, np.float16)
+        ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_a=ta, trans_b=tb, activation="silu",
+                 out=FakeDeviceArray(out))
+        rec = ops.last_run()
+        assert rec.arch == "sm_90a" and rec.config["swap_ab"] is True and rec.config["store"] == "registers"
+        assert rec.config["BN"] == (16 if M <= 16 else 32 if M <= 32 else 64)
+        assert (rec.config["TRANS_A"], rec.config["TRANS_B"]) == (not tb, not ta)
+        ref = G.reference_gemm(f(a), f(w), None, None, None, 1.0, None, trans_a=ta, trans_b=tb, activation="silu")
+        assert rel_error(f(out), ref) <= error_bound("f16")
 
 
 @pytest.mark.parametrize("M, tb, epilogue", [(16, True, "c"), (64, False, "c_in_place"), (5, True, "residual")])
@@ -337,36 +347,29 @@ def test_decode_gemms_reading_c_or_a_residual_run_swapped(tmp_path, monkeypatch,
     import numpy as np
 
     import tessera.ops as ops
-    from tessera.compiler import testing
     from tessera.kernels import gemm as G
     from tessera.reference.oracles import error_bound, rel_error
 
-    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     N, K = 200, 136
     f = lambda x: x.astype(np.float64)  # noqa: E731
-    with testing.emulate_on_host("sm_90") as host:
-        for seed in (0, 1):
-            rng = np.random.default_rng(seed)
-            a = rng.standard_normal((M, K)).astype(np.float16)
-            w = (rng.standard_normal((N, K) if tb else (K, N)) / np.sqrt(K)).astype(np.float16)
-            bias = rng.standard_normal(N).astype(np.float16)
-            extra = rng.standard_normal((M, N)).astype(np.float16)
-            out = extra.copy() if epilogue == "c_in_place" else np.full((M, N), np.nan, np.float16)
-            O = FakeDeviceArray(out)
-            if epilogue == "residual":
-                ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=tb, bias=FakeDeviceArray(bias),
-                         residual=FakeDeviceArray(extra), activation="relu", out=O)
-                ref = G.reference_gemm(f(a), f(w), None, f(bias).reshape(1, N), f(extra), 1.0, None, trans_b=tb,
-                                       activation="relu")
-            else:
-                C = O if epilogue == "c_in_place" else FakeDeviceArray(extra)
-                ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), C, beta=0.5, trans_b=tb, bias=FakeDeviceArray(bias),
-                         activation="relu", out=O)
-                ref = G.reference_gemm(f(a), f(w), f(extra), f(bias).reshape(1, N), None, 1.0, 0.5, trans_b=tb,
-                                       activation="relu")
-            assert ops.last_run().config["swap_ab"] is True
-            assert rel_error(f(out), ref) <= error_bound("f16")
-    assert host.launches == 2
+    for rng, a, w in _decode_calls(tmp_path, monkeypatch, M, N, K, tb=tb):
+        bias = rng.standard_normal(N).astype(np.float16)
+        extra = rng.standard_normal((M, N)).astype(np.float16)
+        out = extra.copy() if epilogue == "c_in_place" else np.full((M, N), np.nan, np.float16)
+        O = FakeDeviceArray(out)
+        if epilogue == "residual":
+            ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=tb, bias=FakeDeviceArray(bias),
+                     residual=FakeDeviceArray(extra), activation="relu", out=O)
+            ref = G.reference_gemm(f(a), f(w), None, f(bias).reshape(1, N), f(extra), 1.0, None, trans_b=tb,
+                                   activation="relu")
+        else:
+            C = O if epilogue == "c_in_place" else FakeDeviceArray(extra)
+            ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), C, beta=0.5, trans_b=tb, bias=FakeDeviceArray(bias),
+                     activation="relu", out=O)
+            ref = G.reference_gemm(f(a), f(w), f(extra), f(bias).reshape(1, N), None, 1.0, 0.5, trans_b=tb,
+                                   activation="relu")
+        assert ops.last_run().config["swap_ab"] is True
+        assert rel_error(f(out), ref) <= error_bound("f16")
 
 
 @pytest.mark.parametrize("M, tb, rank", [(16, True, 1), (64, False, 2), (5, True, 2)])
@@ -377,28 +380,21 @@ def test_decode_gemms_with_a_bias_run_swapped_with_the_bias_along_the_rows(tmp_p
     import numpy as np
 
     import tessera.ops as ops
-    from tessera.compiler import testing
     from tessera.kernels import gemm as G
     from tessera.reference.oracles import error_bound, rel_error
 
-    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     N, K = 200, 136
     f = lambda x: x.astype(np.float64)  # noqa: E731
-    with testing.emulate_on_host("sm_90") as host:
-        for seed in (0, 1):
-            rng = np.random.default_rng(seed)
-            a = rng.standard_normal((M, K)).astype(np.float16)
-            w = (rng.standard_normal((N, K) if tb else (K, N)) / np.sqrt(K)).astype(np.float16)
-            bias = rng.standard_normal(N if rank == 1 else (1, N)).astype(np.float16)
-            out = np.full((M, N), np.nan, np.float16)
-            ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=tb, bias=FakeDeviceArray(bias),
-                     activation="gelu", out=FakeDeviceArray(out))
-            rec = ops.last_run()
-            assert rec.config["swap_ab"] is True and rec.config["BIAS_AXIS"] == "m"
-            ref = G.reference_gemm(f(a), f(w), None, f(bias).reshape(1, N), None, 1.0, None, trans_b=tb,
-                                   activation="gelu")
-            assert rel_error(f(out), ref) <= error_bound("f16")
-    assert host.launches == 2
+    for rng, a, w in _decode_calls(tmp_path, monkeypatch, M, N, K, tb=tb):
+        bias = rng.standard_normal(N if rank == 1 else (1, N)).astype(np.float16)
+        out = np.full((M, N), np.nan, np.float16)
+        ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=tb, bias=FakeDeviceArray(bias), activation="gelu",
+                 out=FakeDeviceArray(out))
+        rec = ops.last_run()
+        assert rec.config["swap_ab"] is True and rec.config["BIAS_AXIS"] == "m"
+        ref = G.reference_gemm(f(a), f(w), None, f(bias).reshape(1, N), None, 1.0, None, trans_b=tb,
+                               activation="gelu")
+        assert rel_error(f(out), ref) <= error_bound("f16")
 
 
 def test_decode_gemms_with_a_pin_stay_unswapped_and_with_a_bias_or_c_swap(tmp_path, monkeypatch):
