@@ -143,12 +143,8 @@ def _run_key_slices(plan: Plan, cfg, lane, device: int, stream, dtype: str, q, k
     plan.run((-(-rows // cfg.BLOCK_M) * splits, B * heads), values + partials + [scale], None, stream, device)
     slices = last_run()
     bm = 16 if rows <= 16 else 64  # the merge's rows a program: a decode's few packed rows waste less at 16
-    meta = {"BLOCK_M": bm, "SPLITS": splits}
-    T = records.tensor
-    specs = (T(("B", "HS", "S", Dh), "f32"), T(("B", "HS", "S"), "f32"), T(("B", "H", "S", Dh), dtype),
-             T(("B", "H", "S"), "f32"))
     merge = plan_for(("attention_combine", lane, device, dtype, Dh, splits, bm),
-                     lambda: _plan("attention_combine", COMBINE, specs, meta, meta, lane, device, {}))
+                     lambda: _build_combine(lane, device, dtype, Dh, splits, bm))
     values = list(partials)
     memref(values, o[0], o[1], q_rows)
     memref(values, lse[0], lse[1], q_rows[:3])
@@ -157,6 +153,13 @@ def _run_key_slices(plan: Plan, cfg, lane, device: int, stream, dtype: str, q, k
     set_last(dataclasses.replace(slices, config={**slices.config, "combine_kernel": merged.kernel,
                                                  "combine_artifact": merged.artifact_hash},
                                  synchronized=merged.synchronized))
+
+
+def _build_combine(lane, device, dtype, Dh, splits, bm) -> Plan:
+    T, meta = records.tensor, {"BLOCK_M": bm, "SPLITS": splits}
+    specs = (T(("B", "HS", "S", Dh), "f32"), T(("B", "HS", "S"), "f32"), T(("B", "H", "S", Dh), dtype),
+             T(("B", "H", "S"), "f32"))
+    return _plan("attention_combine", COMBINE, specs, meta, meta, lane, device, {})
 
 
 @lru_cache(maxsize=1)
