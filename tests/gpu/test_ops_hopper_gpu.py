@@ -10,6 +10,7 @@ import pytest
 
 import tessera.ops as ops
 from tessera.kernels import gemm as G
+from tessera.ops._hopper import HOPPER_CANDIDATES
 from tessera.reference.oracles import error_bound, rel_error
 
 torch = pytest.importorskip("torch")
@@ -42,6 +43,32 @@ def test_trans_b_products_run_the_sm90a_kernel(M, N, K, dtype):
     assert rel_error(q(out), ref) <= error_bound(name)
     ops.gemm(a, w, trans_b=True, bias=bias, activation="gelu", out=out)  # warm path: same answer
     assert rel_error(q(out), ref) <= error_bound(name)
+
+
+@pytest.mark.parametrize("config", [c for c in HOPPER_CANDIDATES if c.get("swap_ab")],
+                         ids=lambda c: f"{c['BM']}x{c['BN']}-s{c['stages']}-k{c['splitk']}")
+@pytest.mark.parametrize("trans_b", [True, False], ids=["NT", "NN"])
+def test_every_swapped_candidate_runs_pinned(config, trans_b):
+    """Each swapped config the tuner may pick, pinned, through ops at M = 64, N = 4096 + 64 (a ragged last tile
+    for 128-row tiles), K = 4096, with a bias along C^T's rows; the warm path; against float64."""
+    from tessera.ops import _hopper as H
+    from tessera.ops import autotune
+
+    M, N, K = 64, 4160, 4096
+    autotune.pin(H.OP, config)
+    try:
+        a = (torch.randn((M, K), device="cuda") / K ** 0.5).bfloat16()
+        w = torch.randn((N, K) if trans_b else (K, N), device="cuda").bfloat16()
+        bias = torch.randn((N,), device="cuda").bfloat16()
+        ref = G.reference_gemm(q(a), q(w), None, q(bias).reshape(1, N), None, 1.0, trans_b=trans_b)
+        for _ in range(2):
+            out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            ops.gemm(a, w, trans_b=trans_b, bias=bias, out=out)
+            rec = ops.last_run()
+            assert rec.config["swap_ab"] is True and rec.config["splitk"] == config["splitk"]
+            assert rel_error(q(out), ref) <= error_bound("bf16")
+    finally:
+        autotune.unpin(H.OP)
 
 
 @pytest.mark.parametrize("M", [1, 16, 24, 64])
@@ -179,7 +206,8 @@ def test_tune_gemm_for_decode_measures_the_swapped_configs_and_ops_runs_the_winn
     res = ops.tune_gemm(M, N, K, "bf16", layout="NT" if trans_b else "NN", progress=False, runs=3)
     assert res.source == "measured" and len(res.timings) == len(H.candidates(M, N))
     swapped = [t for t in res.timings if t.config.get("swap_ab")]
-    assert len(swapped) == 3 and all(t.error is None for t in swapped), [t.error for t in swapped]
+    assert len(swapped) == sum(1 for c in H.HOPPER_CANDIDATES if c.get(H.SWAP))
+    assert all(t.error is None for t in swapped), [t.error for t in swapped]
     a = torch.randn((M, K), device="cuda").bfloat16()
     w = (torch.randn((N, K) if trans_b else (K, N), device="cuda") / K ** 0.5).bfloat16()
     out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)

@@ -204,16 +204,26 @@ def test_compile_defaults_run_every_layout():
 
 
 
-@pytest.mark.parametrize("M", [1, 32, 64])
-@pytest.mark.parametrize("layout", ["NT", "TT"])
-def test_the_swapped_decode_configs_compile_to_hgmma_with_no_local_memory(M, layout):
-    """ops.gemm's swap-AB configs (tessera.ops._hopper.swap_config: 64 x 16/32/64 x 128 tiles, register stores), in
-    the layouts a swapped NT (nn.Linear) or NN call runs: the tile's HGMMAs, no TMA store, no local memory."""
-    from tessera.ops._hopper import swap_config
+def _swapped_configs() -> list[dict]:
+    """The swap_config rule's outputs and every swapped tuning candidate, once each."""
+    from tessera.ops._hopper import HOPPER_CANDIDATES, SWAP, swap_config
 
-    cfg = swap_config(M)
+    rule = [swap_config(M).as_dict() for M in (1, 32, 64)]
+    return list({repr(c): c for c in rule + [c for c in HOPPER_CANDIDATES if c.get(SWAP)]}.values())
+
+
+@pytest.mark.parametrize("config", _swapped_configs(),
+                         ids=lambda c: f"{c['BM']}x{c['BN']}x{c['BK']}-s{c['stages']}-k{c['splitk']}")
+@pytest.mark.parametrize("layout", ["NT", "TT"])
+def test_the_swapped_decode_configs_compile_to_hgmma_with_no_local_memory(config, layout):
+    """ops.gemm's swap-AB configs (the swap_config rule and the tuner's: 64 or 128 x 16/32/64 x 128 tiles, register
+    stores), in the layouts a swapped NT (nn.Linear) or NN call runs: the tile's HGMMAs, no TMA store, no local
+    memory."""
+    from tessera.ops._hopper import HopperConfig
+
+    cfg = HopperConfig.from_config(config)
     ck = compile(trace(layout, cfg.BM, cfg.BN, cfg.BK), "sm_90a", shape=cfg.shape, cache=CompileCache(disk=False))
     sass = ck.sass()
-    assert count_instructions(sass, f"HGMMA.64x{cfg.BN}x16.F32.BF16") == cfg.BK // 16
+    assert count_instructions(sass, f"HGMMA.64x{cfg.BN}x16.F32.BF16") == cfg.BK // 16  # one code path for each 64-row block
     assert count_instructions(sass, "UTMALDG") >= 2 and count_instructions(sass, "UTMASTG") == 0
     assert not has_local_memory(ck.cubin) and not has_local_memory(sass)

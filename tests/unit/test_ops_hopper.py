@@ -435,6 +435,37 @@ def test_swapped_configs_are_candidates_only_where_a_product_can_swap():
         H.HopperConfig.from_config({**swapped[0], "swap_ab": "yes"})
 
 
+@pytest.mark.parametrize("config", [c for c in H.HOPPER_CANDIDATES if c.get("swap_ab")],
+                         ids=lambda c: f"{c['BM']}x{c['BN']}-s{c['stages']}-k{c['splitk']}")
+def test_every_swapped_candidate_runs_pinned_through_ops(tmp_path, monkeypatch, config):
+    """Each swapped config the tuner may pick, pinned, as ops runs it: b and a swapped into C's transposed view,
+    with a bias along C^T's rows; ragged N, a K of 3 steps of 128 (so 4 splits leave one empty), against float64."""
+    import numpy as np
+
+    import tessera.ops as ops
+    from tessera.kernels import gemm as G
+    from tessera.ops import autotune
+    from tessera.reference.oracles import error_bound, rel_error
+
+    autotune.pin(H.OP, config)
+    try:
+        M, N, K = 40, 328, 264
+        f = lambda x: x.astype(np.float64)  # noqa: E731
+        for rng, a, w in _decode_calls(tmp_path, monkeypatch, M, N, K, tb=True):
+            bias = rng.standard_normal(N).astype(np.float16)
+            out = np.full((M, N), np.nan, np.float16)
+            ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_b=True, bias=FakeDeviceArray(bias),
+                     out=FakeDeviceArray(out))
+            rec = ops.last_run()
+            assert rec.config["swap_ab"] is True and rec.config["config_source"] == "pinned"
+            assert (rec.config["BM"], rec.config["BN"], rec.config["splitk"]) == (config["BM"], config["BN"],
+                                                                                 config["splitk"])
+            ref = G.reference_gemm(f(a), f(w), None, f(bias).reshape(1, N), None, 1.0, None, trans_b=True)
+            assert rel_error(f(out), ref) <= error_bound("f16")
+    finally:
+        autotune.unpin(H.OP)
+
+
 def test_a_tuned_swapped_decode_config_runs_swapped_and_gives_way_where_it_cannot(tmp_path, monkeypatch):
     """A cached swapped winner: ops.gemm runs it swapped (its own BN, from the cache), with a bias and with c too;
     where the product cannot swap (N < 128) the rule's unswapped config runs instead of the swapped tile

@@ -67,9 +67,13 @@ HOPPER_CANDIDATES = [
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 1, "multicast": "b",
      "streamk": True},
     # decode run swapped (C^T = op(b)^T op(a)^T: the weight fills wgmma's 64 rows, C's M rows are its N): the
-    # `swap_config` family; measured only where a call can swap (M <= SWAP_M, N >= 128; see `candidates`)
-    *({"BM": 64, "BN": bn, "BK": 128, "stages": st, "schedule": "cooperative", "cluster": 1, "splitk": 1,
-       "multicast": "b", "store": "registers", "swap_ab": True} for bn, st in ((16, 8), (32, 6), (64, 4))),
+    # `swap_config` family; measured only where a call can swap (M <= SWAP_M, N >= 128; see `candidates`). The
+    # 128-row ones (two consumers) halve the tiles: one wave at N = 14336 where 64-row tiles make 1.7, and each
+    # tile reads C's M rows of A once for twice the weight rows; at N = 4096 only with K split (32 tiles).
+    *({"BM": bm, "BN": bn, "BK": 128, "stages": st, "schedule": "cooperative", "cluster": 1, "splitk": sk,
+       "multicast": "b", "store": "registers", "swap_ab": True}
+      for bm, bn, st, sk in ((64, 16, 8, 1), (64, 32, 6, 1), (64, 64, 4, 1),
+                             (128, 16, 5, 1), (128, 32, 5, 1), (128, 64, 4, 1), (128, 64, 4, 2), (128, 64, 4, 4))),
 ]
 TMA_DTYPES = ("bf16", "f16")
 L2_FLUSH_BYTES = 256 << 20  # written before each timed tuning run: more than the L2 of any Hopper part
