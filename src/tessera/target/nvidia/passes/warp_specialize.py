@@ -185,7 +185,7 @@ class WarpSpecialize(ModulePass):
                                                             f"exactly; the target is {arch}", op=mmas[0],
                                      hint="run tile-to-fragments with the same arch (mma_sync on sm_80..sm_90)")
             try:
-                if _gemm_shaped(kernel, mmas):
+                if _gemm_shaped(kernel, mmas) and self._needs_kloop_builder(mmas[0]):
                     lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule, self.cluster,
                                  self.store, self.splitk, self.multicast, bool(self.streamk), self.tiles)
                 else:
@@ -197,6 +197,15 @@ class WarpSpecialize(ModulePass):
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location
                 from tessera.ir.verify import wrap_unexpected
                 raise wrap_unexpected(err, D.NV_WGMMA_UNSUPPORTED, op=kernel) from err
+
+    def _needs_kloop_builder(self, mma: FragmentMmaOp) -> bool:
+        """Whether a GEMM-shaped K-loop needs what only ws_builder has so far: 2-CTA clusters, split-K,
+        stream-K, the TMA-store epilogue, whole-tile ping-pong, or a consumer of two 64-row blocks (BM = 256).
+        Everything else runs on the general body, which lowers the same loop to the same kernel (one wgmma
+        group in flight across K steps, one barrier pair for A and B, evict-first hints)."""
+        bm = mma.a.type.m.data * mma.a.owner.warps.data[0].data if isinstance(mma.a.owner, FragmentPackOp) else 0
+        return (self.cluster > 1 or self.splitk > 1 or bool(self.streamk) or self.store != "registers"
+                or self.schedule != "cooperative" or bm not in (64, 128, 192))
 
     def _check_body_options(self, at) -> None:
         """The general loop body runs cooperative or ping-pong, one CTA per cluster, no K decomposition (yet)."""

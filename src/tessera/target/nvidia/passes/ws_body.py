@@ -40,7 +40,7 @@ from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import wgreg_ops as W
 from tessera.target.nvidia.ir.types import SMEM_LIMIT
 from tessera.target.nvidia.passes.wgmma_kloop import MAJOR, WG_ROWS, binop, index_const, is_scalar, refuse
-from tessera.target.nvidia.passes.ws_builder import LOCAL_TILE, REGS, Builder, ring_slot
+from tessera.target.nvidia.passes.ws_builder import LOCAL_TILE, REGS, Builder, pid_axes, read_once, ring_slot
 from tessera.target.nvidia.passes.ws_layout import _swizzle
 from tessera.target.nvidia.passes.ws_overlap import InFlight, Rotation, plan_rotation, wgmma_inputs
 from tessera.target.nvidia.passes.ws_regs import Regs, lower_all
@@ -65,6 +65,7 @@ class Staged:
     base: int = 0  # byte offset of slot 0
     full: int = 0  # barrier arrays: `stages` of each for a ring operand, one for a fixed one
     empty: int = 0
+    lead: "Staged | None" = None  # a ring operand waited for together with an earlier one shares its barriers
 
     @property
     def rows(self) -> int:
@@ -115,6 +116,13 @@ class Body:
     @property
     def fixed(self) -> list[Staged]:
         return [s for s in self.staged if not s.ring]
+
+    @property
+    def ring_groups(self) -> list[list[Staged]]:
+        """The ring operands by barrier: one full/empty pair per group of operands the program waits for in one
+        `tile.wait` (a GEMM's A and B: one expect_tx of both, one wait, one release), each other alone (attention's
+        K and V: QK^T starts once K has landed)."""
+        return [[st] + [m for m in self.ring if m.lead is st] for st in self.ring if st.lead is None]
 
 
 def _staged(kernel: func.FuncOp, loop: scf.ForOp, pack: FragmentPackOp, role: str, known: dict) -> Staged:
@@ -168,10 +176,10 @@ def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
         pa, pb = m.a.owner, m.b.owner
         if not isinstance(pb, FragmentPackOp) or not isinstance(pb.source.owner, AllocOp):
             raise refuse(m, "the wgmma b operand is not packed from a staged shared tile")
-        b = _staged(kernel, loop, pb, "b", known)
         if not isinstance(pa, FragmentPackOp):
             raise refuse(m, "the wgmma a operand is not packed from a staged tile or a register tile")
         a = _staged(kernel, loop, pa, "a", known) if isinstance(pa.source.owner, AllocOp) else None
+        b = _staged(kernel, loop, pb, "b", known)
         if a is None and (fa.layout.data != "row" or pa.source.type.get_shape()[1] != fa.k.data):
             raise refuse(pa, "a register A operand is a whole [BM, K] tile (layout \"row\"): wgmma's RS form "
                              "reads it from the accumulator layout")
@@ -192,9 +200,17 @@ def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
         if type_name(fa.elem) not in H.WGMMA_TYPES:
             raise refuse(m, f"wgmma takes bf16/f16, got {type_name(fa.elem)}")
         found.append(Mma(m, a, b, n, k))
-    for st in known.values():  # the last mma reading a ring tile frees its slot
-        if st.ring:
-            last = [mm for mm in found if st in (mm.a, mm.b)][-1]
+    ring = {st.copy.token: st for st in known.values() if st.ring}
+    for op in loop.body.block.ops:  # operands waited for in one tile.wait share barriers (the first one's)
+        if isinstance(op, WaitOp):
+            waited = [ring[t] for t in op.tokens if t in ring and ring[t].lead is None]
+            for st in waited[1:]:
+                if not any(w.lead is st for w in ring.values()):
+                    st.lead = waited[0]
+    for st in known.values():  # the last mma reading any operand of a ring group frees the group's slot
+        if st.ring and st.lead is None:
+            members = [m for m in known.values() if m is st or m.lead is st]
+            last = [mm for mm in found if any(m in (mm.a, mm.b) for m in members)][-1]
             last.last_reader_of.append(st)
     ops = list(entry.ops)
     at = ops.index(loop)
@@ -219,9 +235,13 @@ def _plan_smem(body: Body, at: Operation, stages: int = 1) -> int:
         st.base = offset
         offset += (stages if st.ring else st.slots) * -(-st.slot_bytes // SLOT_ALIGN) * SLOT_ALIGN
     for st in body.fixed + body.ring:
-        count = stages if st.ring else st.slots
-        st.full, st.empty = offset, offset + 8 * count
-        offset += 16 * count
+        if st.lead is None:
+            count = stages if st.ring else st.slots
+            st.full, st.empty = offset, offset + 8 * count
+            offset += 16 * count
+    for st in body.ring:
+        if st.lead is not None:
+            st.full, st.empty = st.lead.full, st.lead.empty
     return offset
 
 
@@ -239,7 +259,10 @@ class BodyBuilder(TileOverlap, Builder):
                                           f"{body.bm}-row tile has {body.consumers}",
                          "use BLOCK_M = 128 or 192, or schedule=cooperative")
         self.scheduler = pingpong  # they take turns at issuing each step's wgmmas (see _turns)
-        self.rotation = plan_rotation(body.loop) if overlap else None
+        # accumulate-only wgmmas keep this step's groups in flight across the back edge (see _chained_loop);
+        # rotating such a loop would overlap nothing more
+        self.chained = stages > 1 and _accumulates_only(body)
+        self.rotation = plan_rotation(body.loop) if overlap and not self.chained else None
         self.carry = self._tile_overlap_carry()
         self.fixed_slots = 1
         if self.carry is not None:  # double-buffer the fixed operands where shared memory allows (tile overlap)
@@ -252,6 +275,7 @@ class BodyBuilder(TileOverlap, Builder):
                     st.slots = 1
                 self.carry = None
         self.slot_now: SSAValue | None = None  # the fixed operands' slot of the tile being lowered
+        self.evict: dict = {}  # the producer's `evict_hints`, set where its tile walk starts
         self.total = _plan_smem(body, body.mmas[0].op, stages)
         self.sched = None
         if tiles == "dynamic":  # the hand-over ring of the dynamic tile scheduler follows the barriers
@@ -270,13 +294,17 @@ class BodyBuilder(TileOverlap, Builder):
         self.consumers = body.consumers
 
     def evict_hints(self, ops: list, sizes: list[SSAValue]) -> dict:
-        return {}
+        """id(ring operand) -> its `read_once` predicate (or None): the loop's own offset aside, the program ids
+        its view follows; boxes no other tile reads stream with an L2 evict-first hint."""
+        iv = self.body_.loop.body.block.args[0]
+        return {id(st): read_once(ops, pid_axes(*(v for v in st.view.offsets if v is not iv)), sizes)
+                for st in self.body_.ring}
 
     # -- the kernel body --------------------------------------------------------------
     def body(self) -> list[Operation]:
         bd = self.body_
         ops: list[Operation] = []
-        for st in bd.fixed + bd.ring:
+        for st in bd.fixed + [g[0] for g in bd.ring_groups]:
             count = self.stages if st.ring else st.slots
             # a fixed slot is released by every consumer thread: a warpgroup whose loop ran no step has no wgmma
             # to converge it, so one thread's arrival could let the next tile's load complete a second phase
@@ -367,7 +395,7 @@ class BodyBuilder(TileOverlap, Builder):
             c = col if j == 0 else binop(ops, arith.AddiOp, col, j * box_cols)
             ops.append(H.TmaLoadOp(st.view.source, row, c, stage, dst=st.base + j * st.rows * sw,
                                    stage_bytes=stage_bytes, bar=st.full, box=(st.rows, box_cols), swizzle=sw,
-                                   outer=outer))
+                                   outer=outer, evict_first=self.evict.get(id(st)) if st.ring else None))
 
     def _slot_bytes(self, st: Staged) -> int:
         return -(-st.slot_bytes // SLOT_ALIGN) * SLOT_ALIGN
@@ -399,9 +427,12 @@ class BodyBuilder(TileOverlap, Builder):
                 inner.append(op.clone(value_mapper=body_map))
         stage, phase = ring_slot(inner, step_it, self.stages)
         free = binop(inner, arith.SubiOp, index_const(inner, 1), phase)
-        for st in bd.ring:
-            inner += [H.MbarrierWaitOp(stage, free, st.empty), H.MbarrierExpectTxOp(stage, st.full, st.slot_bytes)]
-            self._load(inner, st, body_map, stage, self._slot_bytes(st))
+        for group in bd.ring_groups:
+            lead = group[0]
+            inner += [H.MbarrierWaitOp(stage, free, lead.empty),
+                      H.MbarrierExpectTxOp(stage, lead.full, sum(st.slot_bytes for st in group))]
+            for st in group:
+                self._load(inner, st, body_map, stage, self._slot_bytes(st))
         inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1)))
         block.add_ops(inner)
         lb, ub, st_ = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
@@ -422,7 +453,9 @@ class BodyBuilder(TileOverlap, Builder):
             for st in bd.fixed:
                 ops.append(H.MbarrierWaitOp(slot, phase, st.full))
         early = self._early_fixed(rotation)
-        if rotation is None:
+        if self.chained:
+            it_out = self._chained_loop(regs, ops, it, mapping, consumer)
+        elif rotation is None:
             it_out = self._plain_loop(regs, ops, it, mapping, consumer)
         else:
             it_out = self._rotated_loop(regs, ops, it, mapping, consumer, rotation, early, pre,
@@ -489,6 +522,57 @@ class BodyBuilder(TileOverlap, Builder):
         for old, new in zip(loop.results, new_loop.results[1:]):
             regs.map[old] = new
         return new_loop.results[0]
+
+    def _chained_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
+        """A loop whose wgmmas only accumulate (`_accumulates_only`: a GEMM's K-loop, or several accumulators
+        of one loop): step j issues its wgmmas on the previous step's accumulators still in flight (wgmma chains
+        on its own accumulator registers), then waits until only its own groups are pending, so step j-1's are
+        done and their ring slots go back to the producer (none before a tile's first step). The tensor cores
+        never wait for a K step's barrier round trip. After the loop: wait for all, free the last step's slots."""
+        loop = self.body_.loop
+        inits = [regs.get(v) for v in loop.iter_args]
+        block = Block(arg_types=[IndexType(), IndexType()] + [v.type for v in inits])
+        k, step_it = block.args[0], block.args[1]
+        regs.map[loop.body.block.args[0]] = k
+        for old, new in zip(loop.body.block.args[1:], block.args[2:]):
+            regs.map[old] = new
+        inner: list[Operation] = []
+        stage, phase = ring_slot(inner, step_it, self.stages)
+        *body_ops, yld = loop.body.block.ops
+        flight = InFlight(maps=[regs.map])
+        self._step(regs, inner, body_ops, stage, phase, consumer, step_it, flight)
+        self._turns(inner)
+        frees = [bar for g in flight.groups for _, bar in g.frees]
+        pending = len(flight.groups)
+        for g in flight.groups:  # this step's groups stay in flight; every earlier one is done
+            done = H.WgmmaWaitOp(g.value, pending)
+            inner.append(done)
+            for key, value in list(regs.map.items()):
+                if value is g.value:
+                    regs.map[key] = done.result
+        flight.groups = []
+        self._free_previous(inner, step_it, it, frees)
+        inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1), *(regs.get(v) for v in yld.operands)))
+        block.add_ops(inner)
+        lb, ub, st_ = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
+        new_loop = scf.ForOp(lb, ub, st_, [it, *inits], block)
+        ops.append(new_loop)
+        for old, new in zip(loop.results, new_loop.results[1:]):
+            drained = H.WgmmaWaitOp(new, 0)
+            ops.append(drained)
+            regs.map[old] = drained.result
+        self._free_previous(ops, new_loop.results[0], it, frees)
+        return new_loop.results[0]
+
+    def _free_previous(self, ops: list, step: SSAValue, first: SSAValue, bars: list[int]) -> None:
+        """Arrive on `bars` (empty barriers) for slot (step - 1) % stages, unless `step` is the tile's `first`."""
+        if not bars:
+            return
+        started = arith.CmpiOp(step, first, "ne")
+        free: list[Operation] = []
+        slot = binop(free, arith.RemSIOp, binop(free, arith.SubiOp, step, 1), self.stages)
+        free += [H.MbarrierArriveOp(slot, bar) for bar in bars]
+        ops += [started, scf.IfOp(started, [], [*free, scf.YieldOp()])]
 
     def _rotated_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue,
                       rot: Rotation, early: list[Staged] = (), pre: dict | None = None,
@@ -582,9 +666,8 @@ class BodyBuilder(TileOverlap, Builder):
             if isinstance(op, (ViewOp, AsyncCopyOp)):
                 continue
             if isinstance(op, WaitOp):
-                for tok in op.tokens:
-                    if tok in copies:
-                        ops.append(H.MbarrierWaitOp(stage, phase, copies[tok].full))
+                for full in dict.fromkeys(copies[tok].full for tok in op.tokens if tok in copies):
+                    ops.append(H.MbarrierWaitOp(stage, phase, full))
                 continue
             if isinstance(op, FragmentPackOp) and op.source.owner in staged:
                 continue
@@ -642,6 +725,32 @@ class BodyBuilder(TileOverlap, Builder):
         regs.map[mm.op.result] = done.result
         for st in mm.last_reader_of:
             ops.append(H.MbarrierArriveOp(stage, st.empty))
+
+
+def _accumulates_only(body: Body) -> bool:
+    """True when the loop's only register work is its wgmmas accumulating into the values it carries: each
+    loop-carried value is one SS wgmma's accumulator (read by nothing else) and that wgmma's result is read only
+    by the yield that carries it; every other op is index math, a copy, a wait or a pack of a staged tile."""
+    block = body.loop.body.block
+    yld = block.last_op
+    args = list(block.args[1:])
+    mmas = {m.op: m for m in body.mmas}
+    staged = {st.alloc for st in body.staged}
+    if len(args) != len(mmas):
+        return False
+    for m in body.mmas:
+        acc = m.op.acc
+        if m.a is None or acc not in args or yld.operands[args.index(acc)] is not m.op.result:
+            return False
+        if any(u.operation is not m.op for u in acc.uses) or any(u.operation is not yld for u in m.op.result.uses):
+            return False
+    for op in block.ops:
+        if op is yld or op in mmas or is_scalar(op) or isinstance(op, (ViewOp, AsyncCopyOp, WaitOp)):
+            continue
+        if isinstance(op, FragmentPackOp) and op.source.owner in staged:
+            continue
+        return False
+    return True
 
 
 def _is_zero(v: SSAValue) -> bool:

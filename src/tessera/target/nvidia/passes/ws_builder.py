@@ -276,19 +276,7 @@ class Builder:
         return {id(o): self.read_once(ops, o, sizes) for o in (self.kl.a, self.kl.b)}
 
     def read_once(self, ops: list, opnd, sizes: list[SSAValue]) -> SSAValue | None:
-        """i1: no other tile reads `opnd`'s boxes, i.e. every grid axis its row offset does not follow has size 1
-        (B when there is one row of tiles: M <= BM). Such boxes are loaded with an L2 evict-first hint, so
-        streaming them does not evict the operand every CTA shares (measured: 128 x 8192 x 8192 4% faster).
-        None when every axis matters (nothing to decide)."""
-        follows = _pid_axes(self.kl, opnd.mn_offset)
-        others = [g for axis, g in enumerate(sizes) if axis not in follows]
-        if not others or len(follows) == 0:
-            return None
-        one = index_const(ops, 1)
-        pred = cmpi(ops, others[0], one, "eq")
-        for g in others[1:]:
-            pred = binop(ops, arith.AndIOp, pred, cmpi(ops, g, one, "eq"))
-        return pred
+        return read_once(ops, pid_axes(opnd.mn_offset), sizes)
 
     def row_blocks(self, ops: list, consumer: SSAValue, blocks: int) -> list[SSAValue]:
         """The tile's 64-row blocks a consumer accumulates: all of them (pingpong: it owns whole tiles), else
@@ -341,27 +329,41 @@ def refuse_dynamic(at, cluster: int = 1, streamk: bool = False, whole_tiles: boo
             raise refuse(at, f"tiles=dynamic with {what}", hint)
 
 
-def _pid_axes(kl: KLoop, value: SSAValue) -> set[int]:
-    """The program-id axes that `value` (index math before the K-loop) depends on."""
-    pids = {op.result: op.axis.data for op in kl.prologue if isinstance(op, T.ProgramIdOp)}
-    axes, seen, todo = set(), set(), [value]
+def pid_axes(*values: SSAValue) -> set[int]:
+    """The program-id axes that `values` depend on, through every op that computes them."""
+    axes, seen, todo = set(), set(), list(values)
     while todo:
         v = todo.pop()
         if v in seen:
             continue
         seen.add(v)
-        if v in pids:
-            axes.add(pids[v])
         owner = getattr(v, "op", None)
-        if owner is not None and owner in kl.prologue:
+        if isinstance(owner, T.ProgramIdOp):
+            axes.add(owner.axis.data)
+        elif owner is not None:
             todo += list(owner.operands)
     return axes
+
+
+def read_once(ops: list, follows: set[int], sizes: list[SSAValue]) -> SSAValue | None:
+    """i1: no other tile reads an operand's boxes, i.e. every grid axis its offsets do not follow (`follows`)
+    has size 1 (a GEMM's B when there is one row of tiles: M <= BM). Such boxes are loaded with an L2
+    evict-first hint, so streaming them does not evict what every CTA shares (measured: 128 x 8192 x 8192 4%
+    faster). None when every axis matters or none does (nothing to decide)."""
+    others = [g for axis, g in enumerate(sizes) if axis not in follows]
+    if not others or len(follows) == 0:
+        return None
+    one = index_const(ops, 1)
+    pred = cmpi(ops, others[0], one, "eq")
+    for g in others[1:]:
+        pred = binop(ops, arith.AndIOp, pred, cmpi(ops, g, one, "eq"))
+    return pred
 
 
 def _uniform_k(kl: KLoop) -> None:
     """Stream-K lays the tiles' K steps end to end, so every tile must have the same K-loop: refuse bounds that
     depend on the tile (a program id)."""
-    if any(_pid_axes(kl, v) for v in (kl.loop.lb, kl.loop.ub, kl.loop.step)):
+    if pid_axes(kl.loop.lb, kl.loop.ub, kl.loop.step):
         raise refuse(kl.mma, "streamk with a K-loop whose bounds depend on tile.program_id: stream-K lays every "
                              "tile's K steps end to end, so all tiles need the same K range",
                      "use splitk, or no K decomposition, for kernels whose K range varies by tile")
