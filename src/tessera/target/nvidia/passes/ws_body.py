@@ -666,8 +666,12 @@ class BodyBuilder(TileOverlap, Builder):
             if isinstance(op, (ViewOp, AsyncCopyOp)):
                 continue
             if isinstance(op, WaitOp):
-                for full in dict.fromkeys(copies[tok].full for tok in op.tokens if tok in copies):
-                    ops.append(H.MbarrierWaitOp(stage, phase, full))
+                for st in {copies[tok].full: copies[tok] for tok in op.tokens if tok in copies}.values():
+                    if flight is not None and self.stages == 1:
+                        # one slot: the step before this one still holds it until its wgmmas reading it are done
+                        # (a rotated loop issues them after this step's early part), so retire those first
+                        flight.retire(ops, st.empty)
+                    ops.append(H.MbarrierWaitOp(stage, phase, st.full))
                 continue
             if isinstance(op, FragmentPackOp) and op.source.owner in staged:
                 continue

@@ -60,6 +60,12 @@ class InFlight:
         if at is not None:
             self._wait(ops, at)
 
+    def retire(self, ops: list, bar: int) -> None:
+        """Wait for every group (and the older ones) that frees a slot of the ring barrier `bar` on completion."""
+        at = [i for i, g in enumerate(self.groups) if any(b == bar for _, b in g.frees)]
+        if at:
+            self._wait(ops, at[-1])
+
     def drain(self, ops: list) -> None:
         if self.groups:
             self._wait(ops, len(self.groups) - 1)
