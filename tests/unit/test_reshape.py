@@ -154,7 +154,8 @@ def mm_bias(A, B, Bias, C, *, BM=128, BN=128, BK=64):
     tl.store(C, [m0, n0], (acc + bias[None, :]).to(C.dtype))
 
 
-def test_a_rank_one_bias_in_the_sm90a_wgmma_epilogue():
+@pytest.mark.parametrize("store", ["tma", "registers"])  # the GEMM builder's epilogue and the general body's
+def test_a_rank_one_bias_in_the_sm90a_wgmma_epilogue(store):
     from tessera.compiler.driver import default_pipeline
 
     M, N, K = 200, 300, 128  # ragged in M and N: the bias row's edge reads past N are dropped with the stores
@@ -163,11 +164,11 @@ def test_a_rank_one_bias_in_the_sm90a_wgmma_epilogue():
     bias = rng.standard_normal(N).astype(np.float16)
     c = np.full((M, N), np.nan, np.float16)
     traced = mm_bias.trace(T(("M", "K"), "f16"), T(("N", "K"), "f16"), T(("N",), "f16"), T(("M", "N"), "f16"))
-    module, _ = lower(traced, default_pipeline("sm_90a", stages=3), "sm_90a")
+    module, _ = lower(traced, default_pipeline("sm_90a", stages=3, store=store), "sm_90a")
     loads = [op for op in module.walk() if op.name == "nv.wgacc_load"]
     assert loads and all(op.broadcast_rows.value.data for op in loads)
     run_on_host(emit_cuda(module), [a, w, bias, c], (-(-M // 128), -(-N // 128)))
     want = a.astype(np.float64) @ w.astype(np.float64).T + bias.astype(np.float64)[None, :]
     assert np.abs(c.astype(np.float64) - want).max() <= 2e-2 * np.abs(want).max()
-    usage = next(iter(resource_usage(tessera.compile(traced, "sm_90a").cubin).values()))
+    usage = next(iter(resource_usage(tessera.compile(traced, "sm_90a", store=store).cubin).values()))
     assert usage.local_bytes == 0 and usage.stack_bytes == 0

@@ -20,7 +20,7 @@ Anything else is refused with NV_WGMMA_UNSUPPORTED naming the op and the shapes 
 from __future__ import annotations
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import i32
+from xdsl.dialects.builtin import IndexType, i32
 from xdsl.ir import Block, Operation, SSAValue
 
 from tessera.ir import tile_ops as T
@@ -66,8 +66,10 @@ class Regs:
             return "acc", shape[1]
         if len(shape) == 2 and shape[0] == 1 and shape[1] % 8 == 0 and shape[1] <= MAX_N:
             return "cols", shape[1]
+        if len(shape) == 1 and shape[0] % 8 == 0 and shape[0] <= MAX_N:  # a rank-1 row (a bias vector)
+            return "cols", shape[0]
         raise refuse(op, f"{op.name} on a {'x'.join(map(str, shape))} tile: a consumer warpgroup holds {bm}xN tiles "
-                         f"(N a multiple of 8 up to {MAX_N}), {bm}x1 row vectors and 1xN rows in registers")
+                         f"(N a multiple of 8 up to {MAX_N}), {bm}x1 row vectors and 1xN (or rank-1 N) rows in registers")
 
     def vec_type(self, op: Operation, t, elem=None):
         kind, n = self.kind(op, t)
@@ -143,6 +145,14 @@ class Regs:
                 raise refuse(op, f"tile.reduce along axis {op.axis.data} of a {kind} value: a consumer reduces "
                                  f"{self.bm}xN tiles along their columns (axis 1)")
             new = W.WgaccReduceRowsOp(op.kind.data, get(op.source), n)
+        elif isinstance(op, T.ReshapeOp):  # a rank-1 row as [1, n] (bias[None, :]): the same broadcast registers
+            (src, n), shape = self.kind(op, op.source.type), tuple(op.result.type.get_shape())
+            if src != "cols" or shape not in ((n,), (1, n)):
+                raise refuse(op, f"tile.reshape of a {src} value to {'x'.join(map(str, shape))}: a consumer reshapes "
+                                 "rank-1 rows to [1, N] only",
+                             "use the row as x[None, :]; a [BM, 1] column comes from a row reduction")
+            m[op.result] = get(op.source)
+            return True
         elif isinstance(op, T.TransposeOp):
             kind, _ = self.kind(op, op.source.type)
             if kind != "rows":
@@ -247,8 +257,16 @@ class Regs:
                          f"transposed {self.bm}x1 row vectors")
 
     def load(self, ops: list, op: T.LoadOp) -> None:
-        """A [BM, n] tile or [1, n] row (broadcast) of a 2-D memref, read into the D layout."""
+        """A [BM, n] tile or [1, n] row (broadcast) of a 2-D memref, or a rank-1 row of a 1-D one, read into the D
+        layout."""
         kind, n = self.kind(op, op.result.type)
+        if kind == "cols" and len(op.offsets) == 1:
+            zero = arith.ConstantOp.from_int_and_width(0, IndexType())
+            new = H.WgaccLoadOp(op.source, zero.result, self.get(op.offsets[0]), n, broadcast_rows=True,
+                                pad=op.padding.value.data)
+            ops += [zero, new]
+            self.map[op.result] = new.result
+            return
         if kind not in ("acc", "cols") or len(op.offsets) != 2:
             raise refuse(op, f"a load of a {kind} value from a rank-{len(op.offsets)} memref: a consumer loads "
                              f"{self.bm}xN tiles and 1xN rows of 2-D memrefs")
