@@ -213,6 +213,8 @@ def main(argv=None) -> int:
                    "(their tiles and rings unchanged), for an A/B run")
     p.add_argument("--no-triton", action="store_true", help="leave out the Triton peer (its autotuning costs about "
                    "a minute over the table)")
+    p.add_argument("--tune-decode", action="store_true", help="tune the decode rows only (S_q <= 16: the split-KV "
+                   "candidates), a short --tune")
     p.add_argument("--tune", action="store_true", help="also tune each row (ops.tune_attention, cached under "
                    "$TESSERA_CACHE_DIR) and time ops.attention again with the winner: tuned_* fields")
     a = p.parse_args(argv)
@@ -235,7 +237,7 @@ def main(argv=None) -> int:
             setattr(configs, name, dataclasses.replace(getattr(configs, name), schedule=a.schedule))
     rows = []
     for cfg in QUICK if a.quick else CONFIGS + EXTRA:
-        r = row(cfg, a.tune)
+        r = row(cfg, a.tune or (a.tune_decode and cfg[3] <= 16))
         if cfg in EXTRA:
             r["extra"] = True
         rows.append(r)
@@ -246,7 +248,8 @@ def main(argv=None) -> int:
     extra = [r["ratio"] for r in rows if "ratio" in r and r.get("extra")]
     doc = {"command": "python benchmarks/bench_hopper_attention.py" + (" --quick" if a.quick else "")
            + (f" --variant {a.variant}" if a.variant else "") + (f" --schedule {a.schedule}" if a.schedule else "")
-           + (" --tune" if a.tune else "") + (" --no-triton" if a.no_triton else ""),
+           + (" --tune" if a.tune else "") + (" --tune-decode" if a.tune_decode else "")
+           + (" --no-triton" if a.no_triton else ""),
            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cudnn": torch.backends.cudnn.version(), "rows": rows,
            "geomean_ratio": round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 3) if ratios else None,
