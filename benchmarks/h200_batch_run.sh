@@ -15,17 +15,17 @@
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
 if [ "${STEP:-1}" = combo ]; then  # one call of ~9 minutes: every touched GPU test, both tables by default configs
-  timeout "${TESTS_TIMEOUT_S:-150}" python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 100 \
+  timeout "${TESTS_TIMEOUT_S:-120}" python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 100 \
     --timeout-method thread -n 4 -k "not tune_ and not keep_memory_flat and not tutorial and not ring_depth and not \
 autotuner_may_pick" tests/gpu/test_runtime_launch.py tests/gpu/test_ops_gpu.py tests/gpu/test_ops_hopper_gpu.py \
     tests/gpu/test_torch_ops_gpu.py tests/gpu/test_dynamic_tiles_gpu.py tests/gpu/test_hopper_gemm_gpu.py > "$OUT/gpu_tests.txt" 2>&1
   echo "tests rc=$?" >> "$OUT/gpu_tests.txt"
   grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests.txt" | tail -25
   rm -f "$TESSERA_CACHE_DIR/autotune.json"
-  timeout "${ATTN_TIMEOUT_S:-200}" python3 benchmarks/bench_hopper_attention.py --no-triton --tune-decode \
+  timeout "${ATTN_TIMEOUT_S:-190}" python3 benchmarks/bench_hopper_attention.py --no-triton --tune-decode \
     --out "$OUT/attn.json" > "$OUT/attn.txt" 2>&1
   echo "attention rc=$?"; tail -1 "$OUT/attn.txt" | cut -c1-400
-  timeout "${GEMM_TIMEOUT_S:-200}" python3 benchmarks/bench_gemm_layouts.py --no-tune --budget-s 180 \
+  timeout "${GEMM_TIMEOUT_S:-250}" python3 benchmarks/bench_gemm_layouts.py --no-tune --budget-s 230 \
     --out "$OUT/hopper-gemm-layouts.json" > "$OUT/gemm.txt" 2>&1
   echo "gemm rc=$?"; tail -3 "$OUT/gemm.txt" | cut -c1-400
 elif [ "${STEP:-1}" = tests ]; then  # the least device time: the GPU tests of the touched code, then the quick table
