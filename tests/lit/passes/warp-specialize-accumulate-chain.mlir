@@ -7,7 +7,7 @@
 // (one expect_tx of their bytes).
 // Negative (@rescaled): an accumulator the loop rescales before its wgmma is register work on a wgmma result, so
 // each wgmma is waited for where it is issued and frees its own slot.
-// RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=3}' | FileCheck %s
+// RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=3 store=registers}' | FileCheck %s
 // CHECK-LABEL: func.func @dual(
 // CHECK:         nv.mbarrier_expect_tx %{{[0-9]+}} {base = 147456 : i64, bytes = 24576 : i64}
 // CHECK-NEXT:    nv.tma_load %A

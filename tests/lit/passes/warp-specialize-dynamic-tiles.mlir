@@ -4,9 +4,9 @@
 // ones of every consumer thread); each consumer reads it (nv.smem_get) once it has finished its tile. Both roles
 // loop with scf.while while the tile is below the count, carrying the tile, its ordinal and the ring step; with
 // tile overlap the consumers also carry the next tile's QK^T accumulator. tiles=static keeps scf.for loops.
-// RUN: tessera-opt %S/warp-specialize-tile-overlap.mlir -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=2 tiles=dynamic}' | FileCheck %s
-// RUN: tessera-opt %S/warp-specialize-tile-overlap.mlir -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=2 tiles=dynamic overlap=0}' | FileCheck %s --check-prefix=PLAIN
-// RUN: tessera-opt %S/warp-specialize-tile-overlap.mlir -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=2}' | FileCheck %s --check-prefix=STATIC
+// RUN: tessera-opt %S/warp-specialize-tile-overlap.mlir -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a store=registers stages=2 tiles=dynamic}' | FileCheck %s
+// RUN: tessera-opt %S/warp-specialize-tile-overlap.mlir -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a store=registers stages=2 tiles=dynamic overlap=0}' | FileCheck %s --check-prefix=PLAIN
+// RUN: tessera-opt %S/warp-specialize-tile-overlap.mlir -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a store=registers stages=2}' | FileCheck %s --check-prefix=STATIC
 // CHECK: func.func @two_mmas{{.*}}nv.smem_bytes = 65712
 // CHECK: nv.mbarrier_init {base = 65648 : i64, count = 4 : i64, arrivals = 1 : i64}
 // CHECK-NEXT: nv.mbarrier_init {base = 65680 : i64, count = 4 : i64, arrivals = 256 : i64}

@@ -4,10 +4,12 @@
 // (lit reads "UNSUPPORTED" and a colon as its own directive, hence NV_WGMMA_UNSUPPORTED{{:}} in CHECK lines.)
 // RUN: tessera-opt %s --split-input-file --verify-diagnostics -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4}'
 // RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4}' 2>&1 | FileCheck %s
-// CHECK: warp-specialize-errors.mlir:[[# @LINE + 54]]:5: error: NV_WGMMA_UNSUPPORTED{{:}} BN=40: an MN-major b tile is read in rows of 32, 64 or 128 bytes, so it must be a multiple of 16 elements wide
+// CHECK: warp-specialize-errors.mlir:[[# @LINE + 56]]:5: error: NV_WGMMA_UNSUPPORTED{{:}} BN=40: an MN-major b tile is read in rows of 32, 64 or 128 bytes, so it must be a multiple of 16 elements wide
 // CHECK-NEXT: hint: use a multiple of 64 for BN (128-byte rows), or store B K-major
-// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.reduce on a 128x1 tile: the wgmma epilogue holds 128x256 tiles and 1x256 rows
-// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.transpose in the epilogue of a wgmma kernel: the register epilogue takes elementwise ops, compares, selects, iotas, converts, splats, constants, [1, N] broadcasts, loads, stores, masked stores and atomic adds
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} a store of a rows value: a consumer stores 128xN tiles and transposed 128x1 row vectors
+// CHECK-NEXT: hint: transpose a [BM, 1] row vector
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.transpose of a acc value: a consumer transposes 128x1 row vectors only (to store them as a row)
+// CHECK-NEXT: hint: store the tile at swapped offsets of a transposed view
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320: this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} the a load pads with 1.0; TMA fills out-of-bounds with 0
 // CHECK-NOT: error:
@@ -85,8 +87,8 @@ func.func @reduce_epilogue(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %R: memre
     %d = tile.mma %a, %b, %c : !tile.tile<128x64xbf16>, !tile.tile<64x256xbf16>, !tile.tile<128x256xf32>
     scf.yield %d : !tile.tile<128x256xf32>
   }
-  // expected-error@+1 {{tile.reduce on a 128x1 tile}}
   %r = tile.reduce sum 1 %acc : !tile.tile<128x256xf32> -> !tile.tile<128x1xf32>
+  // expected-error@+1 {{a store of a rows value: a consumer stores 128xN tiles and transposed 128x1 row vectors}}
   tile.store %r, %R[%m0, %pn] : !tile.tile<128x1xf32> -> memref<?x?xf32>
   func.return
 }
@@ -110,7 +112,7 @@ func.func @transpose_epilogue(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: me
     %d = tile.mma %a, %b, %c : !tile.tile<128x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<128x128xf32>
     scf.yield %d : !tile.tile<128x128xf32>
   }
-  // expected-error@+1 {{tile.transpose in the epilogue of a wgmma kernel}}
+  // expected-error@+1 {{tile.transpose of a acc value: a consumer transposes 128x1 row vectors only}}
   %t = tile.transpose %acc : !tile.tile<128x128xf32> -> !tile.tile<128x128xf32>
   tile.store %t, %C[%n0, %m0] : !tile.tile<128x128xf32> -> memref<?x?xf32>
   func.return

@@ -191,7 +191,7 @@ class WarpSpecialize(ModulePass):
                 else:
                     self._check_body_options(mmas[0])
                     lower_body_kernel(kernel, mmas, self.stages, self.group_m, self.schedule == "pingpong",
-                                      bool(self.overlap), self.tiles)
+                                      bool(self.overlap), self.tiles, self.store)
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location
@@ -200,12 +200,12 @@ class WarpSpecialize(ModulePass):
 
     def _needs_kloop_builder(self, mma: FragmentMmaOp) -> bool:
         """Whether a GEMM-shaped K-loop needs what only ws_builder has so far: 2-CTA clusters, split-K,
-        stream-K, the TMA-store epilogue, whole-tile ping-pong, or a consumer of two 64-row blocks (BM = 256).
+        stream-K, whole-tile ping-pong, or a consumer of two 64-row blocks (BM = 256).
         Everything else runs on the general body, which lowers the same loop to the same kernel (one wgmma
         group in flight across K steps, one barrier pair for A and B, evict-first hints)."""
         bm = mma.a.type.m.data * mma.a.owner.warps.data[0].data if isinstance(mma.a.owner, FragmentPackOp) else 0
-        return (self.cluster > 1 or self.splitk > 1 or bool(self.streamk) or self.store != "registers"
-                or self.schedule != "cooperative" or bm not in (64, 128, 192))
+        return (self.cluster > 1 or self.splitk > 1 or bool(self.streamk) or self.schedule != "cooperative"
+                or bm not in (64, 128, 192))
 
     def _check_body_options(self, at) -> None:
         """The general loop body runs cooperative or ping-pong, one CTA per cluster, no K decomposition (yet)."""
@@ -240,8 +240,8 @@ def _gemm_shaped(kernel: func.FuncOp, mmas: list) -> bool:
 
 
 def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int, pingpong: bool = False,
-                      overlap: bool = True, tiles: str = "static") -> None:
-    builder = lower_body(kernel, mmas, stages, group_m, pingpong, overlap, tiles)
+                      overlap: bool = True, tiles: str = "static", store: str = "registers") -> None:
+    builder = lower_body(kernel, mmas, stages, group_m, pingpong, overlap, tiles, store)
     _replace_body(kernel, builder.body(), builder.consumers, builder.total)
 
 

@@ -34,7 +34,8 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from tessera.ir import diagnostics as D
 from tessera.ir import tile_ops as T
-from tessera.ir.fragment_ops import AllocOp, AsyncCopyOp, FragmentMmaOp, FragmentPackOp, ViewOp, WaitOp
+from tessera.ir.fragment_ops import (AllocOp, AsyncCopyOp, FragmentMmaOp, FragmentPackOp, FragmentStoreOp, ViewOp,
+                                     WaitOp)
 from tessera.ir.types import type_name
 from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import wgreg_ops as W
@@ -66,6 +67,7 @@ class Staged:
     full: int = 0  # barrier arrays: `stages` of each for a ring operand, one for a fixed one
     empty: int = 0
     lead: "Staged | None" = None  # a ring operand waited for together with an earlier one shares its barriers
+    role: str = "b"  # the wgmma operand it is ("a" or "b"; the first mma's, where several read it)
 
     @property
     def rows(self) -> int:
@@ -104,6 +106,8 @@ class Body:
     bm: int
     dtype: object
     swizzle: int = 0
+    staging: int = 0  # bytes of the TMA store epilogue's staging (16 KiB per consumer), after the slots
+    stage_base: int = 0  # its offset
 
     @property
     def consumers(self) -> int:
@@ -152,7 +156,7 @@ def _staged(kernel: func.FuncOp, loop: scf.ForOp, pack: FragmentPackOp, role: st
     if type_name(view.source.type.element_type) not in H.WGMMA_TYPES:
         raise refuse(copy, f"the {role} operand is {type_name(view.source.type.element_type)}; wgmma takes "
                            "bf16 or f16")
-    st = Staged(alloc, copy, view, copy.parent is loop.body.block, major)
+    st = Staged(alloc, copy, view, copy.parent is loop.body.block, major, role=role)
     known[alloc] = st
     return st
 
@@ -212,6 +216,7 @@ def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
             members = [m for m in known.values() if m is st or m.lead is st]
             last = [mm for mm in found if any(m in (mm.a, mm.b) for m in members)][-1]
             last.last_reader_of.append(st)
+    _check_registers(found, bm)
     ops = list(entry.ops)
     at = ops.index(loop)
     prologue, epilogue = ops[:at], [op for op in ops[at + 1:] if not isinstance(op, func.ReturnOp)]
@@ -220,20 +225,46 @@ def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
     return body
 
 
+ACC_BUDGET = {1: 192, 2: 160, 3: 96}  # f32 accumulator registers per consumer thread, by consumer warpgroups
+
+
+def _check_registers(mmas: list[Mma], bm: int) -> None:
+    """The loop's wgmma accumulators (n / 2 registers per thread each) must leave a consumer thread room for the
+    loop body and the epilogue: at most ACC_BUDGET of the 255 registers of one consumer, the 232 of two or the 160
+    of three (setmaxnreg). Above it ptxas spills or serialises the wgmmas."""
+    consumers = bm // WG_ROWS
+    acc = sum(m.n // 2 for m in mmas)
+    budget = ACC_BUDGET[consumers]
+    if acc > budget:
+        regs = {1: 255, 2: REGS[2][1], 3: REGS[3][1]}[consumers]
+        raise refuse(mmas[0].op, f"wgmma accumulators of {acc} registers per thread on {consumers} consumer "
+                                 f"warpgroup{'s' * (consumers > 1)} of {regs} registers ({bm}-row tiles): at most "
+                                 f"{budget} leave room for the loop body and the epilogue",
+                     "use narrower tiles (a smaller N per wgmma) or fewer rows per CTA")
+
+
 def _plan_smem(body: Body, at: Operation, stages: int = 1) -> int:
     """Give each staged tile its slots and barriers; the total bytes. One swizzle for all (the narrowest)."""
     widths = []
     for st in body.staged:
         sw = _swizzle(st.cols * ELEM_BYTES)
+        if sw == 0 and st.major == "k":
+            raise refuse(at, f"a K-major {st.role} tile of {st.cols} columns: a K step must be at least 32 bytes and "
+                             "TMA and wgmma read rows of 32, 64 or 128 bytes, so it must be a multiple of 16 "
+                             "elements wide", "use a K step (BK) of 16, 32 or 64 elements")
         if sw == 0:
-            raise refuse(at, f"a staged tile of {st.cols} columns: TMA and wgmma read rows of 32, 64 or 128 bytes, "
-                             "so it must be a multiple of 16 elements wide")
+            name = "BM" if st.role == "a" else "BN"
+            raise refuse(at, f"{name}={st.cols}: an MN-major {st.role} tile is read in rows of 32, 64 or 128 bytes, "
+                             "so it must be a multiple of 16 elements wide",
+                         f"use a multiple of 64 for {name} (128-byte rows), or store {st.role.upper()} K-major")
         widths.append(sw)
     body.swizzle = min(widths)
     offset = 0
     for st in body.fixed + body.ring:
         st.base = offset
         offset += (stages if st.ring else st.slots) * -(-st.slot_bytes // SLOT_ALIGN) * SLOT_ALIGN
+    body.stage_base = offset
+    offset += body.staging
     for st in body.fixed + body.ring:
         if st.lead is None:
             count = stages if st.ring else st.slots
@@ -249,7 +280,7 @@ class BodyBuilder(TileOverlap, Builder):
     """The persistent producer / consumer kernel of a matched loop body (see the module docstring)."""
 
     def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False, overlap: bool = True,
-                 tiles: str = "static"):
+                 tiles: str = "static", store: str = "registers"):
         self.body_ = body
         self.stages = stages
         self.overlap = overlap
@@ -274,6 +305,11 @@ class BodyBuilder(TileOverlap, Builder):
                 for st in body.fixed:
                     st.slots = 1
                 self.carry = None
+        self.tma_store = tma_store_of(body) if store == "tma" else None  # the epilogue's store through TMA
+        if self.tma_store is not None:
+            body.staging = body.consumers * H.WgaccStoreTmaOp.STAGE_BYTES
+            if _plan_smem(body, body.mmas[0].op, stages) > SMEM_LIMIT[(9, 0)]:  # else it stores from registers
+                body.staging, self.tma_store = 0, None
         self.slot_now: SSAValue | None = None  # the fixed operands' slot of the tile being lowered
         self.evict: dict = {}  # the producer's `evict_hints`, set where its tile walk starts
         self.total = _plan_smem(body, body.mmas[0].op, stages)
@@ -282,9 +318,10 @@ class BodyBuilder(TileOverlap, Builder):
             self.sched = DynamicTiles.place(self.total, 128 * body.consumers)
             self.total = self.sched.end
         if self.total > SMEM_LIMIT[(9, 0)]:
-            raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of the loop's staged tiles need {self.total} "
+            tiles = " and ".join(f"{st.view.source.name_hint or st.role.upper()} {st.rows}x{st.cols}" for st in body.ring)
+            raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of {tiles} need {self.total} "
                                                      f"bytes of shared memory; sm_90a has {SMEM_LIMIT[(9, 0)]}",
-                                 op=body.mmas[0].op, hint="use fewer stages or smaller blocks")
+                                 op=body.mmas[0].op, hint="use fewer stages or a smaller BK (or smaller blocks)")
         self.cluster, self.splitk, self.streamk = 1, 1, False
         self.pingpong = False  # Builder's ping-pong gives each consumer its own tiles; here they share each tile
         self.turn_ids: tuple[SSAValue, SSAValue] | None = None
@@ -339,6 +376,8 @@ class BodyBuilder(TileOverlap, Builder):
         if self.scheduler:
             ops += self._first_turn(c)
         ops += self.tiles("consumer", c)
+        if self.tma_store is not None:
+            ops.append(H.TmaStoreDrainOp())
         return ops
 
     # -- turns at the tensor cores (schedule=pingpong) ------------------------------------
@@ -473,6 +512,8 @@ class BodyBuilder(TileOverlap, Builder):
         values (tile constants, iotas, zero accumulators; index math is in `mapping`)."""
         bd = self.body_
         regs = Regs(bd.bm, consumer, dict(mapping))
+        if self.tma_store is not None:
+            regs.tma = (self.tma_store, bd.stage_base)
         regs.guard_masks(bd.loop.body.block)  # per-step masks that pass whole skip their compares (ws_masks)
         regs.row0(ops)  # computed once, above the loop and its guarded regions, so every step and branch can use it
         staged = {st.alloc: st for st in bd.staged}
@@ -763,7 +804,28 @@ def _is_zero(v: SSAValue) -> bool:
         owner.value.value.data == 0
 
 
+def tma_store_of(body: Body) -> Operation | None:
+    """The epilogue's store that can go through shared memory and TMA (store=tma), or None: the one store of a whole
+    [BM, N] tile to a 2-D bf16/f16/f32 memref in whole 64- or 128-byte box rows. Not when the epilogue stores
+    anything else (attention's row sums) or loads whole tiles (C, a residual: with the staged box's addressing they
+    exceed the registers a thread is compiled for; the register store streams slot by slot)."""
+    stores = [op for op in body.epilogue if isinstance(op, (T.StoreOp, T.MaskedStoreOp, T.AtomicAddOp,
+                                                            FragmentStoreOp))]
+    if len(stores) != 1 or not isinstance(stores[0], (T.StoreOp, FragmentStoreOp)) or len(stores[0].offsets) != 2:
+        return None
+    store = stores[0]
+    shape = tuple(store.value.type.get_shape()) if isinstance(store, T.StoreOp) else (body.bm, store.value.type.n.data)
+    elem = store.dest.type.element_type
+    if shape[0] != body.bm or type_name(elem) not in H.WgaccStoreTmaOp.TYPES or not H.WgaccStoreTmaOp.box_cols(elem, shape[1]):
+        return None
+    if any(isinstance(op, T.LoadOp) and len(op.offsets) == 2 and op.result.type.get_shape()[0] == body.bm
+           for op in body.epilogue):
+        return None
+    return store
+
+
 def lower_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp], stages: int, group_m: int,
-               pingpong: bool = False, overlap: bool = True, tiles: str = "static") -> BodyBuilder:
+               pingpong: bool = False, overlap: bool = True, tiles: str = "static",
+               store: str = "registers") -> BodyBuilder:
     body = match_body(kernel, mmas)
-    return BodyBuilder(body, stages, group_m, pingpong, overlap, tiles)
+    return BodyBuilder(body, stages, group_m, pingpong, overlap, tiles, store)

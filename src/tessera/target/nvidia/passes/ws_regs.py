@@ -44,6 +44,7 @@ class Regs:
         self.kinds: dict[SSAValue, str] = {}
         self.guards: dict[Operation, Guard] = {}  # selects whose mask may pass whole (ws_masks)
         self.deferred: set[Operation] = set()  # those masks' own ops: lowered inside the guard's else branch
+        self.tma: tuple[Operation, int] | None = None  # (the store that goes through TMA, its staging offset)
 
     def guard_masks(self, block: Block) -> None:
         """Guard the selects of `block` whose masks pass by a scalar test (see ws_masks)."""
@@ -86,7 +87,7 @@ class Regs:
         """The same block and layouts with a copy of the map: one loop step's values beside another's."""
         other = Regs(self.bm, self.block, dict(self.map))
         other._row0, other.kinds = self._row0, self.kinds
-        other.guards, other.deferred = self.guards, self.deferred
+        other.guards, other.deferred, other.tma = self.guards, self.deferred, self.tma
         return other
 
     def row0(self, ops: list) -> SSAValue:
@@ -157,7 +158,8 @@ class Regs:
             kind, _ = self.kind(op, op.source.type)
             if kind != "rows":
                 raise refuse(op, f"tile.transpose of a {kind} value: a consumer transposes {self.bm}x1 row vectors "
-                                 "only (to store them as a row)")
+                                 "only (to store them as a row)",
+                             "store the tile at swapped offsets of a transposed view of the output instead")
             m[op.result] = get(op.source)
             self.kinds[op.result] = "rows_t"
             return True
@@ -250,11 +252,15 @@ class Regs:
             mask = self.get(op.mask) if masked and op.mask is not None else None
             if mask is not None and self.kind(op, op.mask.type)[0] != "acc":
                 raise refuse(op, f"a masked store whose mask is not a {self.bm}xN tile: broadcast it first")
+            if self.tma is not None and op is self.tma[0] and not outer:  # staged in shared memory, TMA boxes
+                ops.append(H.WgaccStoreTmaOp(self.get(value), op.dest, at, col, self.block, n, self.tma[1]))
+                return
             write = H.WgaccAtomicAddOp if isinstance(op, T.AtomicAddOp) else H.WgaccStoreOp
             ops.append(write(self.get(value), op.dest, at, col, n, outer=outer, mask=mask))
             return
         raise refuse(op, f"a {'masked ' * masked}store of a {kind} value: a consumer stores {self.bm}xN tiles and "
-                         f"transposed {self.bm}x1 row vectors")
+                         f"transposed {self.bm}x1 row vectors",
+                     "transpose a [BM, 1] row vector (x.T) to store it as a row, or broadcast it to [BM, N]")
 
     def load(self, ops: list, op: T.LoadOp) -> None:
         """A [BM, n] tile or [1, n] row (broadcast) of a 2-D memref, or a rank-1 row of a 1-D one, read into the D
