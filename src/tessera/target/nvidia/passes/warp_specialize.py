@@ -86,10 +86,7 @@ def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: 
     kl = match(kernel, mma)
     builder = Builder(kl, stages, group_m, schedule, cluster, store, splitk, multicast, streamk, tiles)
     _replace_body(kernel, builder.body(), kl.consumers, builder.lay.total)
-    if cluster > 1:
-        kernel.attributes["nv.cluster"] = IntegerAttr(cluster, i64)
-        if builder.pair_axis:  # the runtime counts the cluster's tiles along this logical-grid axis
-            kernel.attributes["nv.cluster_axis"] = IntegerAttr(builder.pair_axis, i64)
+    _cluster_attributes(kernel, cluster, builder.pair_axis)
     if splitk > 1:  # the runtime launches enough persistent CTAs for tiles x splits units
         kernel.attributes["nv.splitk"] = IntegerAttr(splitk, i64)
     if streamk:  # ... and a CTA per SM for stream-K, whatever the grid
@@ -191,7 +188,7 @@ class WarpSpecialize(ModulePass):
                 else:
                     self._check_body_options(mmas[0])
                     lower_body_kernel(kernel, mmas, self.stages, self.group_m, self.schedule == "pingpong",
-                                      bool(self.overlap), self.tiles, self.store)
+                                      bool(self.overlap), self.tiles, self.store, self.cluster, self.multicast)
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location
@@ -199,18 +196,16 @@ class WarpSpecialize(ModulePass):
                 raise wrap_unexpected(err, D.NV_WGMMA_UNSUPPORTED, op=kernel) from err
 
     def _needs_kloop_builder(self, mma: FragmentMmaOp) -> bool:
-        """Whether a GEMM-shaped K-loop needs what only ws_builder has so far: 2-CTA clusters, split-K,
-        stream-K, whole-tile ping-pong, or a consumer of two 64-row blocks (BM = 256).
+        """Whether a GEMM-shaped K-loop needs what only ws_builder has so far: split-K, stream-K, whole-tile
+        ping-pong, or a consumer of two 64-row blocks (BM = 256).
         Everything else runs on the general body, which lowers the same loop to the same kernel (one wgmma
         group in flight across K steps, one barrier pair for A and B, evict-first hints)."""
         bm = mma.a.type.m.data * mma.a.owner.warps.data[0].data if isinstance(mma.a.owner, FragmentPackOp) else 0
-        return (self.cluster > 1 or self.splitk > 1 or bool(self.streamk) or self.schedule != "cooperative"
-                or bm not in (64, 128, 192))
+        return (self.splitk > 1 or bool(self.streamk) or self.schedule != "cooperative" or bm not in (64, 128, 192))
 
     def _check_body_options(self, at) -> None:
-        """The general loop body runs cooperative or ping-pong, one CTA per cluster, no K decomposition (yet)."""
-        for name, value, default in (("cluster", self.cluster, 1),
-                                     ("splitk", self.splitk, 1), ("streamk", self.streamk, 0)):
+        """The general loop body runs cooperative or ping-pong, in clusters of 1 or 2, no K decomposition (yet)."""
+        for name, value, default in (("splitk", self.splitk, 1), ("streamk", self.streamk, 0)):
             if value != default:
                 raise refuse(at, f"warp-specialize {name}={value} with a loop body of several wgmmas (or operands "
                                  "staged before the loop, or A from registers): that lowering takes "
@@ -240,9 +235,19 @@ def _gemm_shaped(kernel: func.FuncOp, mmas: list) -> bool:
 
 
 def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int, pingpong: bool = False,
-                      overlap: bool = True, tiles: str = "static", store: str = "registers") -> None:
-    builder = lower_body(kernel, mmas, stages, group_m, pingpong, overlap, tiles, store)
+                      overlap: bool = True, tiles: str = "static", store: str = "registers", cluster: int = 1,
+                      multicast: str = "b") -> None:
+    builder = lower_body(kernel, mmas, stages, group_m, pingpong, overlap, tiles, store, cluster, multicast)
     _replace_body(kernel, builder.body(), builder.consumers, builder.total)
+    _cluster_attributes(kernel, cluster, builder.pair_axis)
+
+
+def _cluster_attributes(kernel: func.FuncOp, cluster: int, pair_axis: int) -> None:
+    """A 2-CTA cluster's launch: `__cluster_dims__`, and the logical-grid axis the runtime counts pairs along."""
+    if cluster > 1:
+        kernel.attributes["nv.cluster"] = IntegerAttr(cluster, i64)
+        if pair_axis:
+            kernel.attributes["nv.cluster_axis"] = IntegerAttr(pair_axis, i64)
 
 
 def _replace_body(kernel: func.FuncOp, new_ops: list, consumers: int, smem_bytes: int) -> None:

@@ -41,13 +41,15 @@ from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import wgreg_ops as W
 from tessera.target.nvidia.ir.types import SMEM_LIMIT
 from tessera.target.nvidia.passes.wgmma_kloop import MAJOR, WG_ROWS, binop, index_const, is_scalar, refuse
-from tessera.target.nvidia.passes.ws_builder import LOCAL_TILE, REGS, Builder, pid_axes, read_once, ring_slot
+from tessera.target.nvidia.knobs import MULTICASTS
+from tessera.target.nvidia.passes.ws_builder import (LOCAL_TILE, REGS, Builder, pid_axes, read_once, refuse_dynamic,
+                                                     ring_slot)
 from tessera.target.nvidia.passes.ws_layout import _swizzle
 from tessera.target.nvidia.passes.ws_overlap import InFlight, Rotation, plan_rotation, wgmma_inputs
 from tessera.target.nvidia.passes.ws_regs import Regs, lower_all
 from tessera.target.nvidia.passes.ws_sched import DynamicTiles
 from tessera.target.nvidia.passes.ws_tile_overlap import TileOverlap
-from tessera.target.nvidia.passes.ws_units import Units
+from tessera.target.nvidia.passes.ws_units import REAL_TILE, Units
 
 ELEM_BYTES = 2
 SLOT_ALIGN = 1024  # a 128-byte swizzle repeats every 8 rows of 128 bytes: slots start on 1024-byte boundaries
@@ -280,7 +282,7 @@ class BodyBuilder(TileOverlap, Builder):
     """The persistent producer / consumer kernel of a matched loop body (see the module docstring)."""
 
     def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False, overlap: bool = True,
-                 tiles: str = "static", store: str = "registers"):
+                 tiles: str = "static", store: str = "registers", cluster: int = 1, multicast: str = "b"):
         self.body_ = body
         self.stages = stages
         self.overlap = overlap
@@ -322,13 +324,39 @@ class BodyBuilder(TileOverlap, Builder):
             raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of {tiles} need {self.total} "
                                                      f"bytes of shared memory; sm_90a has {SMEM_LIMIT[(9, 0)]}",
                                  op=body.mmas[0].op, hint="use fewer stages or a smaller BK (or smaller blocks)")
-        self.cluster, self.splitk, self.streamk = 1, 1, False
+        self.cluster, self.splitk, self.streamk = cluster, 1, False
+        self.pair_axis = MULTICASTS.index(multicast)  # the grid axis whose neighbouring tiles a cluster takes
+        self.shared = self._shared_operands(body) if cluster > 1 else []
+        self.cluster_bars = {st.empty for st in self.shared}  # slots both CTAs' consumers release
+        if cluster > 1 and tiles == "dynamic":
+            refuse_dynamic(body.mmas[0].op, cluster=cluster)
         self.pingpong = False  # Builder's ping-pong gives each consumer its own tiles; here they share each tile
         self.turn_ids: tuple[SSAValue, SSAValue] | None = None
         self.grid_axes = 1 + max([op.axis.data for op in body.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
-        self.units = Units(body, group_m, 1, 1, 0, False)
+        self.units = Units(body, group_m, cluster, 1, self.pair_axis, False)
         self.consumers = body.consumers
+
+    def _shared_operands(self, body: Body) -> list[Staged]:
+        """With a 2-CTA cluster along `pair_axis`: the ring operands both CTAs read (their view does not follow
+        that grid axis), each loaded half by each CTA and multicast to both (a GEMM's B with multicast=b); the
+        operands waited for with them share their barriers, so those slots are released on both CTAs
+        (`cluster_bars`: the empty barriers of the groups holding a shared operand)."""
+        iv = body.loop.body.block.args[0]
+        shared = [st for st in body.ring
+                  if self.pair_axis not in pid_axes(*(v for v in st.view.offsets if v is not iv))]
+        at = body.mmas[0].op
+        if body.fixed or not shared:
+            raise refuse(at, f"cluster={self.cluster}: " + ("an operand staged once per tile (before the loop)"
+                                                              if body.fixed else
+                                                              f"no operand staged in the loop is the same for both "
+                                                              f"CTAs of a pair along grid axis {self.pair_axis}"),
+                         "leave cluster at 1 for this kernel, or pair the CTAs along the other axis (multicast=)")
+        for st in shared:
+            if st.rows % 2 or (st.rows // 2) % 8:
+                raise refuse(at, f"cluster={self.cluster}: a shared {st.rows}-row tile splits into halves of "
+                                 f"{st.rows / 2:g} rows; TMA multicast halves must be multiples of 8 rows")
+        return shared
 
     def evict_hints(self, ops: list, sizes: list[SSAValue]) -> dict:
         """id(ring operand) -> its `read_once` predicate (or None): the loop's own offset aside, the program ids
@@ -346,10 +374,13 @@ class BodyBuilder(TileOverlap, Builder):
             # a fixed slot is released by every consumer thread: a warpgroup whose loop ran no step has no wgmma
             # to converge it, so one thread's arrival could let the next tile's load complete a second phase
             # before a slower warp of it has seen the first (its parity wait would then never return)
-            releases = self.consumers if st.ring else 128 * self.consumers
+            releases = self.consumers * (self.cluster if st.empty in self.cluster_bars else 1) if st.ring \
+                else 128 * self.consumers
             ops += [H.MbarrierInitOp(st.full, count, 1), H.MbarrierInitOp(st.empty, count, releases)]
         if self.sched is not None:
             ops += self.sched.init()
+        if self.cluster > 1:  # peers signal these barriers: they must exist first
+            ops.append(H.ClusterSyncOp())
         tid = H.ThreadIdOp()
         ops.append(tid)
         wg = binop(ops, arith.DivSIOp, tid.result, 128)
@@ -357,7 +388,13 @@ class BodyBuilder(TileOverlap, Builder):
         ops.append(is_producer)
         ops.append(scf.IfOp(is_producer, [], [*self.producer(tid.result), scf.YieldOp()],
                             [*self.consumer(wg), scf.YieldOp()]))
+        if self.cluster > 1:  # no CTA leaves while a peer may still multicast into it or arrive on its barriers
+            ops.append(H.ClusterSyncOp())
         return ops
+
+    def arrive(self, slot: SSAValue, bar: int) -> Operation:
+        """A consumer warpgroup frees `slot` of the ring barrier `bar` (on both CTAs of a cluster for a shared one)."""
+        return H.MbarrierArriveOp(slot, bar, cluster=self.cluster if bar in self.cluster_bars else None)
 
     def producer(self, tid: SSAValue) -> list[Operation]:
         ops: list[Operation] = []
@@ -432,9 +469,26 @@ class BodyBuilder(TileOverlap, Builder):
         *outer, row, col = (mapping.get(v, v) for v in st.view.offsets)
         for j in range(st.cols // box_cols):
             c = col if j == 0 else binop(ops, arith.AddiOp, col, j * box_cols)
+            if st in self.shared:  # this CTA's half of the box, multicast to both
+                self._load_half(ops, st, row, c, stage, st.base + j * st.rows * sw, stage_bytes, outer)
+                continue
             ops.append(H.TmaLoadOp(st.view.source, row, c, stage, dst=st.base + j * st.rows * sw,
                                    stage_bytes=stage_bytes, bar=st.full, box=(st.rows, box_cols), swizzle=sw,
                                    outer=outer, evict_first=self.evict.get(id(st)) if st.ring else None))
+
+    def _load_half(self, ops: list, st: Staged, row, col, stage, dst: int, stage_bytes: int, outer) -> None:
+        """Rank r of the cluster loads rows [r R/2, (r+1) R/2) of a shared box and multicasts them to both CTAs."""
+        half, sw = st.rows // 2, self.body_.swizzle
+        is_first = arith.CmpiOp(self.units.rank, index_const(ops, 0), "eq")
+        branches = []
+        for r in range(2):
+            body: list[Operation] = []
+            at = row if r == 0 else binop(body, arith.AddiOp, row, half)
+            body += [H.TmaLoadOp(st.view.source, at, col, stage, dst=dst + r * half * sw, stage_bytes=stage_bytes,
+                                 bar=st.full, box=(half, sw // ELEM_BYTES), swizzle=sw, multicast=0b11, outer=outer),
+                     scf.YieldOp()]
+            branches.append(body)
+        ops += [is_first, scf.IfOp(is_first, [], branches[0], branches[1])]
 
     def _slot_bytes(self, st: Staged) -> int:
         return -(-st.slot_bytes // SLOT_ALIGN) * SLOT_ALIGN
@@ -504,7 +558,12 @@ class BodyBuilder(TileOverlap, Builder):
                 ops.append(H.MbarrierArriveOp(slot, st.empty, per="thread"))
         if pre is not None:
             return it_out, regs
-        lower_all(regs, ops, bd.epilogue)
+        if REAL_TILE in mapping:  # the spare CTA of a cluster (an odd count of tiles) stores nothing
+            epilogue: list[Operation] = []
+            lower_all(regs, epilogue, bd.epilogue)
+            ops.append(scf.IfOp(mapping[REAL_TILE], [], [*epilogue, scf.YieldOp()]))
+        else:
+            lower_all(regs, ops, bd.epilogue)
         return it_out
 
     def _tile_regs(self, ops: list, mapping: dict, consumer: SSAValue) -> Regs:
@@ -583,7 +642,7 @@ class BodyBuilder(TileOverlap, Builder):
         flight = InFlight(maps=[regs.map])
         self._step(regs, inner, body_ops, stage, phase, consumer, step_it, flight)
         self._turns(inner)
-        frees = [bar for g in flight.groups for _, bar in g.frees]
+        frees = [f[1] for g in flight.groups for f in g.frees]
         pending = len(flight.groups)
         for g in flight.groups:  # this step's groups stay in flight; every earlier one is done
             done = H.WgmmaWaitOp(g.value, pending)
@@ -612,7 +671,7 @@ class BodyBuilder(TileOverlap, Builder):
         started = arith.CmpiOp(step, first, "ne")
         free: list[Operation] = []
         slot = binop(free, arith.RemSIOp, binop(free, arith.SubiOp, step, 1), self.stages)
-        free += [H.MbarrierArriveOp(slot, bar) for bar in bars]
+        free += [self.arrive(slot, bar) for bar in bars]
         ops += [started, scf.IfOp(started, [], [*free, scf.YieldOp()])]
 
     def _rotated_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue,
@@ -763,13 +822,14 @@ class BodyBuilder(TileOverlap, Builder):
         hold = wg.a if mm.a is None else None
         if flight is not None:
             regs.map[mm.op.result] = wg.result
-            flight.issue(wg.result, [(stage, st.empty) for st in mm.last_reader_of], hold)
+            flight.issue(wg.result, [(stage, st.empty, self.cluster if st.empty in self.cluster_bars else None)
+                                     for st in mm.last_reader_of], hold)
             return
         done = H.WgmmaWaitOp(wg.result, 0, hold)
         ops.append(done)
         regs.map[mm.op.result] = done.result
         for st in mm.last_reader_of:
-            ops.append(H.MbarrierArriveOp(stage, st.empty))
+            ops.append(self.arrive(stage, st.empty))
 
 
 def _accumulates_only(body: Body) -> bool:
@@ -826,6 +886,6 @@ def tma_store_of(body: Body) -> Operation | None:
 
 def lower_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp], stages: int, group_m: int,
                pingpong: bool = False, overlap: bool = True, tiles: str = "static",
-               store: str = "registers") -> BodyBuilder:
+               store: str = "registers", cluster: int = 1, multicast: str = "b") -> BodyBuilder:
     body = match_body(kernel, mmas)
-    return BodyBuilder(body, stages, group_m, pingpong, overlap, tiles, store)
+    return BodyBuilder(body, stages, group_m, pingpong, overlap, tiles, store, cluster, multicast)

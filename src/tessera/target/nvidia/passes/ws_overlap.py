@@ -32,7 +32,7 @@ from tessera.target.nvidia.ir import hopper_ops as H
 @dataclass
 class Group:
     value: SSAValue  # the issued wgmma's (not yet readable) result
-    frees: list  # (stage, empty barrier) pairs to arrive on once it is done
+    frees: list  # (stage, empty barrier, cluster or None) to arrive on once it is done
     hold: SSAValue | None = None  # an RS wgmma's A registers, read by the hardware until the group is done
 
 
@@ -62,7 +62,7 @@ class InFlight:
 
     def retire(self, ops: list, bar: int) -> None:
         """Wait for every group (and the older ones) that frees a slot of the ring barrier `bar` on completion."""
-        at = [i for i, g in enumerate(self.groups) if any(b == bar for _, b in g.frees)]
+        at = [i for i, g in enumerate(self.groups) if any(f[1] == bar for f in g.frees)]
         if at:
             self._wait(ops, at[-1])
 
@@ -81,8 +81,8 @@ class InFlight:
                 for k, v in m.items():
                     if v is g.value:
                         m[k] = wait.result
-            for stage, bar in g.frees:
-                ops.append(H.MbarrierArriveOp(stage, bar))
+            for stage, bar, cluster in g.frees:
+                ops.append(H.MbarrierArriveOp(stage, bar, cluster=cluster))
 
 
 @dataclass
