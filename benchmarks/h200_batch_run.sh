@@ -25,7 +25,7 @@ autotuner_may_pick" tests/gpu/test_runtime_launch.py tests/gpu/test_ops_gpu.py t
   timeout "${ATTN_TIMEOUT_S:-190}" python3 benchmarks/bench_hopper_attention.py --no-triton --tune-decode \
     --out "$OUT/attn.json" > "$OUT/attn.txt" 2>&1
   echo "attention rc=$?"; tail -1 "$OUT/attn.txt" | cut -c1-400
-  timeout "${GEMM_TIMEOUT_S:-250}" python3 benchmarks/bench_gemm_layouts.py --no-tune --budget-s 230 \
+  timeout "${GEMM_TIMEOUT_S:-250}" python3 benchmarks/bench_gemm_layouts.py --no-tune --budget-s "${GEMM_BUDGET_S:-230}" \
     --out "$OUT/hopper-gemm-layouts.json" > "$OUT/gemm.txt" 2>&1
   echo "gemm rc=$?"; tail -3 "$OUT/gemm.txt" | cut -c1-400
 elif [ "${STEP:-1}" = tests ]; then  # the least device time: the GPU tests of the touched code, then the quick table
