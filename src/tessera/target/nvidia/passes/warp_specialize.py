@@ -1,7 +1,14 @@
-"""warp-specialize{arch stages group_m schedule cluster multicast store splitk streamk tiles}: a wgmma K-loop kernel -> a persistent,
+"""warp-specialize{arch stages group_m schedule cluster multicast store splitk streamk tiles}: a wgmma loop kernel -> a persistent,
 warp-specialised sm_90a nv kernel.
 
-Input: what tile-to-fragments{arch=sm_90a} makes of a GEMM-shaped tile
+Two lowerings, one road being finished: the general loop body (`ws_body`: any number of wgmmas, operands staged
+in the loop or once per tile, register A, softmax in registers; attention, and every cooperative GEMM config, in
+clusters of 1 or 2, either store) and the GEMM builder (`ws_builder`, below), which a GEMM-shaped K-loop still
+takes only for what the body does not have yet: split-K, stream-K, whole-tile ping-pong and BM = 256
+(`WarpSpecialize._needs_kloop_builder`). For the configs that moved the body emits the builder's SASS line for
+line (tests/unit/test_gemm_on_general_body.py).
+
+The GEMM builder's input: what tile-to-fragments{arch=sm_90a} makes of a GEMM-shaped tile
 program (DESIGN section 2): one `scf.for` K-loop whose body copies two
 global windows into shared tiles (`tile.view` + `tile.async_copy`), packs a
 and b wgmma fragments from them (each K-major or MN-major: A as M x K or,
