@@ -1,7 +1,7 @@
 """Issue 15 item 5: the sm_90a GEMM runs on the general loop body (ws_body), the road attention takes.
 
 warp-specialize lowers a GEMM-shaped K-loop with the general body unless it asks for what only the GEMM builder
-(ws_builder) has so far: split-K, stream-K, whole-tile ping-pong, a consumer of two 64-row blocks (BM = 256).
+(ws_builder) has so far: whole-tile ping-pong, a consumer of two 64-row blocks (BM = 256).
 For the configs that moved, the general body must emit the very kernel the builder did: the SASS text here is
 compared line for line between the two lowerings of the same traced GEMM (NVRTC, no GPU), so the speed measured
 for the builder's kernels holds for the body's. Numerics on the host emulator: test_hopper_ring_sweep (every
@@ -32,15 +32,18 @@ def _sass(layout: str, cfg: HopperConfig, builder: bool, monkeypatch) -> str:
 
 
 def _moved(cfg: dict) -> bool:
-    return (cfg.get("splitk", 1) == 1 and not cfg.get("streamk") and cfg["schedule"] == "cooperative"
-            and cfg["BM"] in (64, 128, 192))
+    return cfg["schedule"] == "cooperative" and cfg["BM"] in (64, 128, 192)
 
 
 MOVED = [c for c in HOPPER_CANDIDATES if _moved(c)]
-CASES = [("NT", MOVED[0]), ("NN", MOVED[0])] + [("NT", c) for c in MOVED[1:] if c.get("cluster") == 2 or c.get("swap_ab")][:3]
+CASES = ([("NT", MOVED[0]), ("NN", MOVED[0])]
+         + [("NT", next(c for c in MOVED if pick(c))) for pick in (lambda c: c.get("cluster") == 2,
+                                                                    lambda c: c.get("swap_ab"),
+                                                                    lambda c: c.get("splitk", 1) > 1,
+                                                                    lambda c: c.get("streamk"))])
 
 
-@pytest.mark.parametrize("layout, config", CASES, ids=[f"{lay}-{c['BM']}x{c['BN']}-c{c['cluster']}-{c.get('store', 'tma')}"
+@pytest.mark.parametrize("layout, config", CASES, ids=[f"{lay}-{c['BM']}x{c['BN']}-c{c['cluster']}-k{c['splitk']}{'-sk' * bool(c.get('streamk'))}-{c.get('store', 'tma')}"
                                                       for lay, c in CASES])
 def test_a_cooperative_gemm_config_gets_the_builders_kernel_from_the_general_body(layout, config, monkeypatch):
     cfg = HopperConfig.from_config(config)
@@ -49,8 +52,8 @@ def test_a_cooperative_gemm_config_gets_the_builders_kernel_from_the_general_bod
 
 
 def test_what_still_takes_the_gemm_builder(monkeypatch):
-    """Split-K, stream-K, whole-tile ping-pong and BM = 256 are the builder's (to move next); each candidate that
-    asks for one of them is lowered by it, every other one by the general body."""
+    """Whole-tile ping-pong and BM = 256 are the builder's (to move next); each candidate that asks for one of them
+    is lowered by it, every other one by the general body."""
     used = []
     monkeypatch.setattr(WS, "lower_kernel", lambda *a, **k: used.append("builder"))
     monkeypatch.setattr(WS, "lower_body_kernel", lambda *a, **k: used.append("body"))

@@ -3,8 +3,8 @@ warp-specialised sm_90a nv kernel.
 
 Two lowerings, one road being finished: the general loop body (`ws_body`: any number of wgmmas, operands staged
 in the loop or once per tile, register A, softmax in registers; attention, and every cooperative GEMM config, in
-clusters of 1 or 2, either store) and the GEMM builder (`ws_builder`, below), which a GEMM-shaped K-loop still
-takes only for what the body does not have yet: split-K, stream-K, whole-tile ping-pong and BM = 256
+clusters of 1 or 2, either store, split-K or stream-K) and the GEMM builder (`ws_builder`, below), which a
+GEMM-shaped K-loop still takes only for what the body does not have yet: whole-tile ping-pong and BM = 256
 (`WarpSpecialize._needs_kloop_builder`). For the configs that moved the body emits the builder's SASS line for
 line (tests/unit/test_gemm_on_general_body.py).
 
@@ -93,11 +93,7 @@ def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: 
     kl = match(kernel, mma)
     builder = Builder(kl, stages, group_m, schedule, cluster, store, splitk, multicast, streamk, tiles)
     _replace_body(kernel, builder.body(), kl.consumers, builder.lay.total)
-    _cluster_attributes(kernel, cluster, builder.pair_axis)
-    if splitk > 1:  # the runtime launches enough persistent CTAs for tiles x splits units
-        kernel.attributes["nv.splitk"] = IntegerAttr(splitk, i64)
-    if streamk:  # ... and a CTA per SM for stream-K, whatever the grid
-        kernel.attributes["nv.streamk"] = IntegerAttr(1, i64)
+    _launch_attributes(kernel, cluster, builder.pair_axis, splitk, streamk)
 
 
 @register_pass
@@ -193,9 +189,9 @@ class WarpSpecialize(ModulePass):
                     lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule, self.cluster,
                                  self.store, self.splitk, self.multicast, bool(self.streamk), self.tiles)
                 else:
-                    self._check_body_options(mmas[0])
                     lower_body_kernel(kernel, mmas, self.stages, self.group_m, self.schedule == "pingpong",
-                                      bool(self.overlap), self.tiles, self.store, self.cluster, self.multicast)
+                                      bool(self.overlap), self.tiles, self.store, self.cluster, self.multicast,
+                                      self.splitk, bool(self.streamk))
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location
@@ -203,20 +199,12 @@ class WarpSpecialize(ModulePass):
                 raise wrap_unexpected(err, D.NV_WGMMA_UNSUPPORTED, op=kernel) from err
 
     def _needs_kloop_builder(self, mma: FragmentMmaOp) -> bool:
-        """Whether a GEMM-shaped K-loop needs what only ws_builder has so far: split-K, stream-K, whole-tile
-        ping-pong, or a consumer of two 64-row blocks (BM = 256).
+        """Whether a GEMM-shaped K-loop needs what only ws_builder has so far: whole-tile ping-pong, or a consumer
+        of two 64-row blocks (BM = 256).
         Everything else runs on the general body, which lowers the same loop to the same kernel (one wgmma
         group in flight across K steps, one barrier pair for A and B, evict-first hints)."""
         bm = mma.a.type.m.data * mma.a.owner.warps.data[0].data if isinstance(mma.a.owner, FragmentPackOp) else 0
-        return (self.splitk > 1 or bool(self.streamk) or self.schedule != "cooperative" or bm not in (64, 128, 192))
-
-    def _check_body_options(self, at) -> None:
-        """The general loop body runs cooperative or ping-pong, in clusters of 1 or 2, no K decomposition (yet)."""
-        for name, value, default in (("splitk", self.splitk, 1), ("streamk", self.streamk, 0)):
-            if value != default:
-                raise refuse(at, f"warp-specialize {name}={value} with a loop body of several wgmmas (or operands "
-                                 "staged before the loop, or A from registers): that lowering takes "
-                                 f"{name}={default}", f"leave {name} at {default} for this kernel")
+        return self.schedule != "cooperative" or bm not in (64, 128, 192)
 
 
 def _gemm_shaped(kernel: func.FuncOp, mmas: list) -> bool:
@@ -243,18 +231,25 @@ def _gemm_shaped(kernel: func.FuncOp, mmas: list) -> bool:
 
 def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int, pingpong: bool = False,
                       overlap: bool = True, tiles: str = "static", store: str = "registers", cluster: int = 1,
-                      multicast: str = "b") -> None:
-    builder = lower_body(kernel, mmas, stages, group_m, pingpong, overlap, tiles, store, cluster, multicast)
+                      multicast: str = "b", splitk: int = 1, streamk: bool = False) -> None:
+    builder = lower_body(kernel, mmas, stages, group_m, pingpong, overlap, tiles, store, cluster, multicast, splitk,
+                         streamk)
     _replace_body(kernel, builder.body(), builder.consumers, builder.total)
-    _cluster_attributes(kernel, cluster, builder.pair_axis)
+    _launch_attributes(kernel, cluster, builder.pair_axis, splitk, streamk)
 
 
-def _cluster_attributes(kernel: func.FuncOp, cluster: int, pair_axis: int) -> None:
-    """A 2-CTA cluster's launch: `__cluster_dims__`, and the logical-grid axis the runtime counts pairs along."""
+def _launch_attributes(kernel: func.FuncOp, cluster: int, pair_axis: int, splitk: int = 1,
+                       streamk: bool = False) -> None:
+    """What the runtime reads to launch it: a 2-CTA cluster (`__cluster_dims__`, the logical-grid axis it counts
+    pairs along), tiles x splits units of work (split-K), a CTA per SM whatever the grid (stream-K)."""
     if cluster > 1:
         kernel.attributes["nv.cluster"] = IntegerAttr(cluster, i64)
         if pair_axis:
             kernel.attributes["nv.cluster_axis"] = IntegerAttr(pair_axis, i64)
+    if splitk > 1:
+        kernel.attributes["nv.splitk"] = IntegerAttr(splitk, i64)
+    if streamk:
+        kernel.attributes["nv.streamk"] = IntegerAttr(1, i64)
 
 
 def _replace_body(kernel: func.FuncOp, new_ops: list, consumers: int, smem_bytes: int) -> None:

@@ -167,10 +167,6 @@ def match(kernel: func.FuncOp, mma: FragmentMmaOp) -> KLoop:
         raise refuse(mma, f"a {bm}x{bn} tile gives each consumer warpgroup {rows} x {bn} accumulators, "
                           f"{rows // WG_ROWS * bn // 2} registers per thread: at most 128 fit",
                      "use BN <= 128 with BM = 256")
-    if wm == 3 and bn > 192:
-        raise refuse(mma, f"a {bm}x{bn} tile on three consumer warpgroups: each runs at 160 registers (setmaxnreg; "
-                          f"512 threads), too few for {bn // 2} accumulator registers and the epilogue",
-                     "use BN <= 192 with BM = 192")
     if type_name(dtype) not in H.WGMMA_TYPES or bk % 16:
         raise refuse(mma, f"wgmma takes bf16/f16 with K a multiple of 16, got {type_name(dtype)} and BK={bk}")
     ops = list(entry.ops)

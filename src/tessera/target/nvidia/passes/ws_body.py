@@ -49,7 +49,8 @@ from tessera.target.nvidia.passes.ws_overlap import InFlight, Rotation, plan_rot
 from tessera.target.nvidia.passes.ws_regs import Regs, lower_all
 from tessera.target.nvidia.passes.ws_sched import DynamicTiles
 from tessera.target.nvidia.passes.ws_tile_overlap import TileOverlap
-from tessera.target.nvidia.passes.ws_units import REAL_TILE, Units
+from tessera.target.nvidia.passes.ws_units import (FIRST_SLOT, HEAD, K_RANGE, PIECE, PIECES, REAL_TILE, SPLIT, TILE,
+                                                   Units)
 
 ELEM_BYTES = 2
 SLOT_ALIGN = 1024  # a 128-byte swizzle repeats every 8 rows of 128 bytes: slots start on 1024-byte boundaries
@@ -282,7 +283,8 @@ class BodyBuilder(TileOverlap, Builder):
     """The persistent producer / consumer kernel of a matched loop body (see the module docstring)."""
 
     def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False, overlap: bool = True,
-                 tiles: str = "static", store: str = "registers", cluster: int = 1, multicast: str = "b"):
+                 tiles: str = "static", store: str = "registers", cluster: int = 1, multicast: str = "b",
+                 splitk: int = 1, streamk: bool = False):
         self.body_ = body
         self.stages = stages
         self.overlap = overlap
@@ -315,6 +317,11 @@ class BodyBuilder(TileOverlap, Builder):
         self.slot_now: SSAValue | None = None  # the fixed operands' slot of the tile being lowered
         self.evict: dict = {}  # the producer's `evict_hints`, set where its tile walk starts
         self.total = _plan_smem(body, body.mmas[0].op, stages)
+        self.splitk, self.streamk = splitk, streamk
+        self._check_k_split(body, tiles)
+        self.word = self.total  # split-K / stream-K: one 4-byte verdict word per consumer, after the barriers
+        if splitk > 1 or streamk:
+            self.total += 4 * body.consumers
         self.sched = None
         if tiles == "dynamic":  # the hand-over ring of the dynamic tile scheduler follows the barriers
             self.sched = DynamicTiles.place(self.total, 128 * body.consumers)
@@ -324,7 +331,7 @@ class BodyBuilder(TileOverlap, Builder):
             raise D.TesseraError(D.NV_SMEM_OVERFLOW, f"{stages} stages of {tiles} need {self.total} "
                                                      f"bytes of shared memory; sm_90a has {SMEM_LIMIT[(9, 0)]}",
                                  op=body.mmas[0].op, hint="use fewer stages or a smaller BK (or smaller blocks)")
-        self.cluster, self.splitk, self.streamk = cluster, 1, False
+        self.cluster = cluster
         self.pair_axis = MULTICASTS.index(multicast)  # the grid axis whose neighbouring tiles a cluster takes
         self.shared = self._shared_operands(body) if cluster > 1 else []
         self.cluster_bars = {st.empty for st in self.shared}  # slots both CTAs' consumers release
@@ -334,8 +341,48 @@ class BodyBuilder(TileOverlap, Builder):
         self.turn_ids: tuple[SSAValue, SSAValue] | None = None
         self.grid_axes = 1 + max([op.axis.data for op in body.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
-        self.units = Units(body, group_m, cluster, 1, self.pair_axis, False)
+        self.units = Units(body, group_m, cluster, splitk, self.pair_axis, streamk)
         self.consumers = body.consumers
+
+    def _check_k_split(self, body: Body, tiles: str) -> None:
+        """Split-K and stream-K sum a tile's pieces of the K range, so the loop must only accumulate (one wgmma
+        into the value it carries: `_accumulates_only`), and stream-K lays every tile's steps end to end (the
+        same K range for all)."""
+        if self.splitk == 1 and not self.streamk:
+            return
+        at = body.mmas[0].op
+        what = f"splitk={self.splitk}" if self.splitk > 1 else "streamk=1"
+        if self.streamk and self.splitk > 1:
+            raise refuse(at, f"streamk with splitk={self.splitk}: stream-K already shares a tile's K steps among "
+                             "CTAs", "use one of streamk=1 and splitk>1")
+        if not self.chained or len(body.mmas) != 1:
+            raise refuse(at, f"{what} with a loop that does more than accumulate one wgmma: the pieces of a tile's "
+                             "K range are summed, which only a loop of one accumulating wgmma (a GEMM K-loop) allows",
+                         f"leave {what.split('=')[0]} at its default for this kernel")
+        if self.streamk and pid_axes(body.loop.lb, body.loop.ub, body.loop.step):
+            raise refuse(at, "streamk with a K-loop whose bounds depend on tile.program_id: stream-K lays every "
+                             "tile's K steps end to end, so all tiles need the same K range",
+                         "use splitk, or no K decomposition, for kernels whose K range varies by tile")
+        if self.streamk and tiles == "dynamic":
+            refuse_dynamic(at, streamk=True)
+
+    def _fixup(self, regs: Regs, mapping: dict, consumer: SSAValue) -> tuple[Operation, SSAValue] | None:
+        """Split-K / stream-K: meet the tile's other pieces in the runtime's scratch buffer; the op and its i1
+        "this piece is the last, run the epilogue on the sum" (None without a K decomposition)."""
+        if self.splitk == 1 and not self.streamk:
+            return None
+        mm = self.body_.mmas[0]
+        old = self.body_.loop.results[0]
+        blocks = self.body_.consumers  # a tile's 64-row blocks, one per consumer: its scratch record holds them all
+        if self.streamk:
+            fix = H.StreamkFixupOp(regs.get(old), mapping[TILE], mapping[PIECE], mapping[PIECES],
+                                   mapping[FIRST_SLOT], mapping[HEAD], consumer, consumer, n=mm.n, blocks=blocks,
+                                   slot_stride=2 * self.cluster, flag=self.word)
+        else:
+            fix = H.SplitkFixupOp(regs.get(old), mapping[TILE], mapping[SPLIT], consumer, consumer, n=mm.n,
+                                  splits=self.splitk, blocks=blocks, flag=self.word)
+        regs.map[old] = fix.result
+        return fix, fix.last
 
     def _shared_operands(self, body: Body) -> list[Staged]:
         """With a 2-CTA cluster along `pair_axis`: the ring operands both CTAs read (their view does not follow
@@ -529,6 +576,7 @@ class BodyBuilder(TileOverlap, Builder):
         inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1)))
         block.add_ops(inner)
         lb, ub, st_ = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
+        lb, ub = mapping.get(K_RANGE, (lb, ub))  # split-K / stream-K: this unit's part of the K range
         new_loop = scf.ForOp(lb, ub, st_, [it], block)
         ops.append(new_loop)
         return new_loop.results[0]
@@ -558,12 +606,14 @@ class BodyBuilder(TileOverlap, Builder):
                 ops.append(H.MbarrierArriveOp(slot, st.empty, per="thread"))
         if pre is not None:
             return it_out, regs
+        epilogue: list[Operation] = []
+        fixed_up = self._fixup(regs, mapping, consumer)
+        lower_all(regs, epilogue, bd.epilogue)
+        if fixed_up is not None:  # only the tile's last piece runs the epilogue, on the sum
+            epilogue = [fixed_up[0], scf.IfOp(fixed_up[1], [], [*epilogue, scf.YieldOp()])]
         if REAL_TILE in mapping:  # the spare CTA of a cluster (an odd count of tiles) stores nothing
-            epilogue: list[Operation] = []
-            lower_all(regs, epilogue, bd.epilogue)
-            ops.append(scf.IfOp(mapping[REAL_TILE], [], [*epilogue, scf.YieldOp()]))
-        else:
-            lower_all(regs, ops, bd.epilogue)
+            epilogue = [scf.IfOp(mapping[REAL_TILE], [], [*epilogue, scf.YieldOp()])]
+        ops += epilogue
         return it_out
 
     def _tile_regs(self, ops: list, mapping: dict, consumer: SSAValue) -> Regs:
@@ -655,6 +705,7 @@ class BodyBuilder(TileOverlap, Builder):
         inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1), *(regs.get(v) for v in yld.operands)))
         block.add_ops(inner)
         lb, ub, st_ = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
+        lb, ub = mapping.get(K_RANGE, (lb, ub))
         new_loop = scf.ForOp(lb, ub, st_, [it, *inits], block)
         ops.append(new_loop)
         for old, new in zip(loop.results, new_loop.results[1:]):
@@ -886,6 +937,7 @@ def tma_store_of(body: Body) -> Operation | None:
 
 def lower_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp], stages: int, group_m: int,
                pingpong: bool = False, overlap: bool = True, tiles: str = "static",
-               store: str = "registers", cluster: int = 1, multicast: str = "b") -> BodyBuilder:
+               store: str = "registers", cluster: int = 1, multicast: str = "b", splitk: int = 1,
+               streamk: bool = False) -> BodyBuilder:
     body = match_body(kernel, mmas)
-    return BodyBuilder(body, stages, group_m, pingpong, overlap, tiles, store, cluster, multicast)
+    return BodyBuilder(body, stages, group_m, pingpong, overlap, tiles, store, cluster, multicast, splitk, streamk)
