@@ -1,7 +1,7 @@
 """Two accumulators in one K-loop on the sm_90a general body: a gated MLP's gate and up projections.
 
 warp-specialize keeps wgmma groups in flight across loop steps wherever a loop's only register work is its
-wgmmas accumulating into the values it carries (ws_body._accumulates_only), not only for a GEMM's single
+wgmmas accumulating into the values it carries (ws_match.accumulates_only), not only for a GEMM's single
 accumulator: here silu(A W1^T) * (A W2^T) in one kernel, two wgmmas a step. Host-emulator numerics against
 float64 (ragged M, N and K, more K steps than ring slots, several tiles per CTA) and the SASS: both wgmmas'
 HGMMAs, TMA loads, no local memory. Lit: passes/warp-specialize-accumulate-chain.mlir.

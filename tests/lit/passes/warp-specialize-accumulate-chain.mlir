@@ -1,5 +1,5 @@
 // warp-specialize's general loop body keeps wgmma groups in flight across loop steps when the loop's only
-// register work is its wgmmas accumulating into what it carries (ws_body._accumulates_only): a GEMM's K-loop, or
+// register work is its wgmmas accumulating into what it carries (ws_match.accumulates_only): a GEMM's K-loop, or
 // two accumulators at once (@dual: the gate and up projections of a gated MLP, read from A and two weights).
 // Step j issues its wgmmas on step j-1's accumulators still in flight (wgmma chains on its own accumulator
 // registers), waits until only its own groups are pending, and only then frees step j-1's ring slots; after the

@@ -74,11 +74,10 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 
 from tessera.ir import diagnostics as D
-from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.ir.fragment_ops import FragmentMmaOp
 from tessera.target.arch import parse_arch
 from tessera.passes.pipeline import register_pass
-from tessera.target.nvidia.passes.wgmma_kloop import KLOOP_OPS, is_scalar, match, refuse
+from tessera.target.nvidia.passes.wgmma_kloop import KLOOP_OPS, is_scalar, match
 from tessera.ir.fragment_ops import AllocOp, AsyncCopyOp, FragmentPackOp, FragmentZeroOp
 from tessera.target.nvidia.passes.ws_body import lower_body
 from tessera.target.nvidia.passes.ws_builder import MULTICASTS, Builder

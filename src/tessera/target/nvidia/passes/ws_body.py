@@ -1,283 +1,48 @@
 """warp-specialize for any loop body: several wgmmas, operands staged in the loop or once per tile, register A.
 
-`match_body(kernel, mmas)` accepts a kernel whose wgmma mmas sit in one top-level `scf.for` and whose
-operands are either
-
-* staged: a `tile.alloc` filled by one `tile.async_copy` of a `tile.view` of a kernel argument (rank 2 to 5,
-  pad 0): inside the loop it is a *ring* operand (K and V of attention: a TMA ring of `stages` slots with
-  its own full/empty barriers), before the loop a *fixed* one (Q: one slot, loaded once per tile);
-* or, for A, a register tile (the softmax's P converted to 16 bits): wgmma's RS form, no shared memory.
-
-Accumulators start at fragment_zero or at any register tile and may be carried by the loop with any other
-tile values (row max, row sum). Everything else in the kernel is lowered on a consumer's registers by
+`ws_match.match_body` names the loop's wgmmas and the tiles they read: *ring* operands staged in the loop (K and
+V of attention, A and B of a GEMM: a TMA ring of `stages` slots; operands waited for in one `tile.wait` share a
+full/empty barrier pair), *fixed* ones staged before it (Q: loaded once per tile) and register A tiles (wgmma's
+RS form: the softmax's P). Accumulators start at fragment_zero or at any register tile and may be carried by the
+loop with any other tile values (row max, row sum); everything else is lowered on a consumer's registers by
 `ws_regs` (the D layout and its row vectors), so softmax stays in registers.
 
 `BodyBuilder` reuses `ws_builder.Builder`'s persistent tile loop: the producer warpgroup's thread 0 issues,
 per tile, the fixed operands' TMA (after the consumers freed the slot) and, per loop step, each ring
-operand's; each consumer warpgroup owns 64 rows of the tile, waits on an operand's full barrier where the
-program waited for its copy, runs each mma as wgmma and frees a ring slot once the last mma that reads it is
-done. With overlap (the default) the loop is rotated by one step and each wgmma is waited for at its result's
-first use (ws_overlap), so the softmax of step j+1 runs while step j's P V wgmma is in flight; without it each
-wgmma is waited for where it is issued. With schedule=pingpong the consumers take turns at issuing a step's
-wgmmas (FlashAttention-3's warp-scheduler barriers, section 3.1): consumer c syncs on hardware barrier 8 + c
-before its first wgmma of a loop step and arrives on its successor's after its last, so one warpgroup's softmax
-runs while the next one's GEMMs have the tensor cores. See NOTES for what is next.
+group's; each consumer warpgroup owns 64 rows of the tile, waits on a full barrier where the program waited for
+its copy, runs each mma as wgmma and frees a ring slot once the last mma that reads it is done. The loop runs
+one of three ways: a loop whose wgmmas only accumulate (a GEMM K-loop) keeps each step's groups in flight across
+the back edge (`_chained_loop`); otherwise, with overlap (the default), the loop is rotated by one step and each
+wgmma is waited for at its result's first use (ws_overlap), so the softmax of step j+1 runs while step j's P V
+wgmma is in flight; without it each wgmma is waited for where it is issued. With schedule=pingpong the consumers
+take turns at issuing a step's wgmmas (FlashAttention-3's warp-scheduler barriers, section 3.1). Around the loop:
+2-CTA clusters (the operand both CTAs read is multicast), split-K and stream-K fixups (accumulate-only loops),
+and the TMA-store epilogue (`ws_match.tma_store_of`). See NOTES for what is next.
 """
-
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, SSAValue
 
 from tessera.ir import diagnostics as D
 from tessera.ir import tile_ops as T
-from tessera.ir.fragment_ops import (AllocOp, AsyncCopyOp, FragmentMmaOp, FragmentPackOp, FragmentStoreOp, ViewOp,
-                                     WaitOp)
-from tessera.ir.types import type_name
+from tessera.ir.fragment_ops import AllocOp, AsyncCopyOp, FragmentMmaOp, FragmentPackOp, ViewOp, WaitOp
 from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import wgreg_ops as W
 from tessera.target.nvidia.ir.types import SMEM_LIMIT
-from tessera.target.nvidia.passes.wgmma_kloop import MAJOR, WG_ROWS, binop, index_const, is_scalar, refuse
+from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, binop, index_const, is_scalar, refuse
 from tessera.target.nvidia.knobs import MULTICASTS
 from tessera.target.nvidia.passes.ws_builder import (LOCAL_TILE, REGS, Builder, pid_axes, read_once, refuse_dynamic,
                                                      ring_slot)
-from tessera.target.nvidia.passes.ws_layout import _swizzle
+from tessera.target.nvidia.passes.ws_match import (ELEM_BYTES, SLOT_ALIGN, Body, Mma, Staged, _plan_smem,
+                                                   accumulates_only, match_body, tma_store_of)
 from tessera.target.nvidia.passes.ws_overlap import InFlight, Rotation, plan_rotation, wgmma_inputs
 from tessera.target.nvidia.passes.ws_regs import Regs, lower_all
 from tessera.target.nvidia.passes.ws_sched import DynamicTiles
 from tessera.target.nvidia.passes.ws_tile_overlap import TileOverlap
 from tessera.target.nvidia.passes.ws_units import (FIRST_SLOT, HEAD, K_RANGE, PIECE, PIECES, REAL_TILE, SPLIT, TILE,
                                                    Units)
-
-ELEM_BYTES = 2
-SLOT_ALIGN = 1024  # a 128-byte swizzle repeats every 8 rows of 128 bytes: slots start on 1024-byte boundaries
-
-
-@dataclass
-class Staged:
-    """A shared tile filled by one TMA copy: `ring` (in the loop, `stages` slots) or fixed (once per tile)."""
-
-    alloc: AllocOp
-    copy: AsyncCopyOp
-    view: ViewOp
-    ring: bool
-    major: str = "k"
-    slots: int = 1  # a fixed operand's slots: 2 double-buffers it by tile parity (the next tile's loads early)
-    base: int = 0  # byte offset of slot 0
-    full: int = 0  # barrier arrays: `stages` of each for a ring operand, one for a fixed one
-    empty: int = 0
-    lead: "Staged | None" = None  # a ring operand waited for together with an earlier one shares its barriers
-    role: str = "b"  # the wgmma operand it is ("a" or "b"; the first mma's, where several read it)
-
-    @property
-    def rows(self) -> int:
-        return self.alloc.result.type.get_shape()[0]
-
-    @property
-    def cols(self) -> int:
-        return self.alloc.result.type.get_shape()[1]
-
-    @property
-    def slot_bytes(self) -> int:
-        return self.rows * self.cols * ELEM_BYTES
-
-
-@dataclass
-class Mma:
-    """One wgmma of the body: A staged (SS form) or a register tile (RS form), B staged."""
-
-    op: FragmentMmaOp
-    a: Staged | None
-    b: Staged
-    n: int
-    k: int
-    last_reader_of: list = field(default_factory=list)  # ring operands freed once this mma is done
-
-
-@dataclass
-class Body:
-    """What `match_body` found; `prologue`/`loop` are what `ws_units.Units` reads."""
-
-    loop: scf.ForOp
-    mmas: list[Mma]
-    staged: list[Staged]
-    prologue: list[Operation]
-    epilogue: list[Operation]
-    bm: int
-    dtype: object
-    swizzle: int = 0
-    staging: int = 0  # bytes of the TMA store epilogue's staging (16 KiB per consumer), after the slots
-    stage_base: int = 0  # its offset
-
-    @property
-    def consumers(self) -> int:
-        return self.bm // WG_ROWS
-
-    @property
-    def ring(self) -> list[Staged]:
-        return [s for s in self.staged if s.ring]
-
-    @property
-    def fixed(self) -> list[Staged]:
-        return [s for s in self.staged if not s.ring]
-
-    @property
-    def ring_groups(self) -> list[list[Staged]]:
-        """The ring operands by barrier: one full/empty pair per group of operands the program waits for in one
-        `tile.wait` (a GEMM's A and B: one expect_tx of both, one wait, one release), each other alone (attention's
-        K and V: QK^T starts once K has landed)."""
-        return [[st] + [m for m in self.ring if m.lead is st] for st in self.ring if st.lead is None]
-
-
-def _staged(kernel: func.FuncOp, loop: scf.ForOp, pack: FragmentPackOp, role: str, known: dict) -> Staged:
-    alloc = pack.source.owner
-    if alloc in known:
-        return known[alloc]
-    frag = pack.result.type
-    major = MAJOR.get((role, frag.layout.data))
-    if major is None:
-        raise refuse(pack, f"the wgmma {role} operand has layout \"{frag.layout.data}\"; wgmma reads {role} "
-                           "K-major or MN-major from shared memory (layout \"row\" or \"col\")")
-    copies = [u.operation for u in alloc.result.uses if isinstance(u.operation, AsyncCopyOp)]
-    entry = kernel.body.block
-    if len(copies) != 1 or copies[0].parent not in (loop.body.block, entry):
-        raise refuse(pack, f"the {role} tile must be filled by exactly one copy, in the loop or before it")
-    copy = copies[0]
-    view = copy.source.owner
-    if (not isinstance(view, ViewOp) or not isinstance(view.source.type, MemRefType)
-            or view.source not in entry.args):
-        raise refuse(copy, f"the {role} copy does not read a view of a kernel argument")
-    rank = len(view.source.type.get_shape())
-    if not 2 <= rank <= H.TmaLoadOp.MAX_RANK:
-        raise refuse(copy, f"the {role} operand comes from a rank-{rank} memref; TMA boxes take ranks 2 to "
-                           f"{H.TmaLoadOp.MAX_RANK}")
-    if copy.padding.value.data != 0.0:
-        raise refuse(copy, f"the {role} load pads with {copy.padding.value.data}; TMA fills out-of-bounds with 0")
-    if type_name(view.source.type.element_type) not in H.WGMMA_TYPES:
-        raise refuse(copy, f"the {role} operand is {type_name(view.source.type.element_type)}; wgmma takes "
-                           "bf16 or f16")
-    st = Staged(alloc, copy, view, copy.parent is loop.body.block, major, role=role)
-    known[alloc] = st
-    return st
-
-
-def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
-    """The loop body's mmas and staged operands, or NV_WGMMA_UNSUPPORTED at the op that does not fit."""
-    entry = kernel.body.block
-    loop = mmas[0].parent_op()
-    if not isinstance(loop, scf.ForOp) or loop.parent is not entry:
-        raise refuse(mmas[0], "the wgmma mma is not in a loop at the top level of the kernel")
-    for m in mmas[1:]:
-        if m.parent_op() is not loop:
-            raise refuse(m, "every wgmma mma must sit in the same top-level loop")
-    if any(isinstance(op, scf.ForOp) for op in loop.body.block.walk() if op is not loop):
-        raise refuse(loop, "a loop inside the wgmma loop: the warp-specialised body is one loop level")
-    known: dict = {}
-    found: list[Mma] = []
-    bm = dtype = None
-    for m in mmas:
-        fa, fb = m.a.type, m.b.type
-        pa, pb = m.a.owner, m.b.owner
-        if not isinstance(pb, FragmentPackOp) or not isinstance(pb.source.owner, AllocOp):
-            raise refuse(m, "the wgmma b operand is not packed from a staged shared tile")
-        if not isinstance(pa, FragmentPackOp):
-            raise refuse(m, "the wgmma a operand is not packed from a staged tile or a register tile")
-        a = _staged(kernel, loop, pa, "a", known) if isinstance(pa.source.owner, AllocOp) else None
-        b = _staged(kernel, loop, pb, "b", known)
-        if a is None and (fa.layout.data != "row" or pa.source.type.get_shape()[1] != fa.k.data):
-            raise refuse(pa, "a register A operand is a whole [BM, K] tile (layout \"row\"): wgmma's RS form "
-                             "reads it from the accumulator layout")
-        wm, wn = (v.data for v in pa.warps.data)
-        tile_m = pa.source.type.get_shape()[0] if a is None or a.major == "k" else a.cols
-        if fa.m.data != WG_ROWS or wn != 1 or tile_m != wm * WG_ROWS or tile_m not in (64, 128, 192):
-            raise refuse(m, f"a {tile_m}-row tile on warpgroups [{wm}, {wn}] of {fa.m.data} rows: this lowering "
-                            "runs one consumer warpgroup per 64 rows, BM = 64, 128 or 192",
-                         "use BLOCK_M = 64, 128 or 192 and the default warp grid")
-        if bm is not None and tile_m != bm:
-            raise refuse(m, f"mmas of {bm} and {tile_m} rows in one loop: every mma covers the same BM rows")
-        bm, dtype = tile_m, fa.elem
-        n, k = fb.n.data, fa.k.data
-        b_n, b_k = (b.rows, b.cols) if b.major == "k" else (b.cols, b.rows)
-        if (b_n, b_k) != (n, k) or n > 256 or n % 8 or k % 16:
-            raise refuse(m, f"a B tile of {b_n}x{b_k} for an m64n{n}k{k} wgmma: B must be N x K (N <= 256, a "
-                            "multiple of 8; K a multiple of 16)")
-        if type_name(fa.elem) not in H.WGMMA_TYPES:
-            raise refuse(m, f"wgmma takes bf16/f16, got {type_name(fa.elem)}")
-        found.append(Mma(m, a, b, n, k))
-    ring = {st.copy.token: st for st in known.values() if st.ring}
-    for op in loop.body.block.ops:  # operands waited for in one tile.wait share barriers (the first one's)
-        if isinstance(op, WaitOp):
-            waited = [ring[t] for t in op.tokens if t in ring and ring[t].lead is None]
-            for st in waited[1:]:
-                if not any(w.lead is st for w in ring.values()):
-                    st.lead = waited[0]
-    for st in known.values():  # the last mma reading any operand of a ring group frees the group's slot
-        if st.ring and st.lead is None:
-            members = [m for m in known.values() if m is st or m.lead is st]
-            last = [mm for mm in found if any(m in (mm.a, mm.b) for m in members)][-1]
-            last.last_reader_of.append(st)
-    _check_registers(found, bm)
-    ops = list(entry.ops)
-    at = ops.index(loop)
-    prologue, epilogue = ops[:at], [op for op in ops[at + 1:] if not isinstance(op, func.ReturnOp)]
-    body = Body(loop, found, list(known.values()), prologue, epilogue, bm, dtype)
-    _plan_smem(body, mmas[0])
-    return body
-
-
-ACC_BUDGET = {1: 192, 2: 160, 3: 96}  # f32 accumulator registers per consumer thread, by consumer warpgroups
-
-
-def _check_registers(mmas: list[Mma], bm: int) -> None:
-    """The loop's wgmma accumulators (n / 2 registers per thread each) must leave a consumer thread room for the
-    loop body and the epilogue: at most ACC_BUDGET of the 255 registers of one consumer, the 232 of two or the 160
-    of three (setmaxnreg). Above it ptxas spills or serialises the wgmmas."""
-    consumers = bm // WG_ROWS
-    acc = sum(m.n // 2 for m in mmas)
-    budget = ACC_BUDGET[consumers]
-    if acc > budget:
-        regs = {1: 255, 2: REGS[2][1], 3: REGS[3][1]}[consumers]
-        raise refuse(mmas[0].op, f"wgmma accumulators of {acc} registers per thread on {consumers} consumer "
-                                 f"warpgroup{'s' * (consumers > 1)} of {regs} registers ({bm}-row tiles): at most "
-                                 f"{budget} leave room for the loop body and the epilogue",
-                     "use narrower tiles (a smaller N per wgmma) or fewer rows per CTA")
-
-
-def _plan_smem(body: Body, at: Operation, stages: int = 1) -> int:
-    """Give each staged tile its slots and barriers; the total bytes. One swizzle for all (the narrowest)."""
-    widths = []
-    for st in body.staged:
-        sw = _swizzle(st.cols * ELEM_BYTES)
-        if sw == 0 and st.major == "k":
-            raise refuse(at, f"a K-major {st.role} tile of {st.cols} columns: a K step must be at least 32 bytes and "
-                             "TMA and wgmma read rows of 32, 64 or 128 bytes, so it must be a multiple of 16 "
-                             "elements wide", "use a K step (BK) of 16, 32 or 64 elements")
-        if sw == 0:
-            name = "BM" if st.role == "a" else "BN"
-            raise refuse(at, f"{name}={st.cols}: an MN-major {st.role} tile is read in rows of 32, 64 or 128 bytes, "
-                             "so it must be a multiple of 16 elements wide",
-                         f"use a multiple of 64 for {name} (128-byte rows), or store {st.role.upper()} K-major")
-        widths.append(sw)
-    body.swizzle = min(widths)
-    offset = 0
-    for st in body.fixed + body.ring:
-        st.base = offset
-        offset += (stages if st.ring else st.slots) * -(-st.slot_bytes // SLOT_ALIGN) * SLOT_ALIGN
-    body.stage_base = offset
-    offset += body.staging
-    for st in body.fixed + body.ring:
-        if st.lead is None:
-            count = stages if st.ring else st.slots
-            st.full, st.empty = offset, offset + 8 * count
-            offset += 16 * count
-    for st in body.ring:
-        if st.lead is not None:
-            st.full, st.empty = st.lead.full, st.lead.empty
-    return offset
-
 
 class BodyBuilder(TileOverlap, Builder):
     """The persistent producer / consumer kernel of a matched loop body (see the module docstring)."""
@@ -296,7 +61,7 @@ class BodyBuilder(TileOverlap, Builder):
         self.scheduler = pingpong  # they take turns at issuing each step's wgmmas (see _turns)
         # accumulate-only wgmmas keep this step's groups in flight across the back edge (see _chained_loop);
         # rotating such a loop would overlap nothing more
-        self.chained = stages > 1 and _accumulates_only(body)
+        self.chained = stages > 1 and accumulates_only(body)
         self.rotation = plan_rotation(body.loop) if overlap and not self.chained else None
         self.carry = self._tile_overlap_carry()
         self.fixed_slots = 1
@@ -346,7 +111,7 @@ class BodyBuilder(TileOverlap, Builder):
 
     def _check_k_split(self, body: Body, tiles: str) -> None:
         """Split-K and stream-K sum a tile's pieces of the K range, so the loop must only accumulate (one wgmma
-        into the value it carries: `_accumulates_only`), and stream-K lays every tile's steps end to end (the
+        into the value it carries: `accumulates_only`), and stream-K lays every tile's steps end to end (the
         same K range for all)."""
         if self.splitk == 1 and not self.streamk:
             return
@@ -674,7 +439,7 @@ class BodyBuilder(TileOverlap, Builder):
         return new_loop.results[0]
 
     def _chained_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
-        """A loop whose wgmmas only accumulate (`_accumulates_only`: a GEMM's K-loop, or several accumulators
+        """A loop whose wgmmas only accumulate (`accumulates_only`: a GEMM's K-loop, or several accumulators
         of one loop): step j issues its wgmmas on the previous step's accumulators still in flight (wgmma chains
         on its own accumulator registers), then waits until only its own groups are pending, so step j-1's are
         done and their ring slots go back to the producer (none before a tile's first step). The tensor cores
@@ -883,56 +648,10 @@ class BodyBuilder(TileOverlap, Builder):
             ops.append(self.arrive(stage, st.empty))
 
 
-def _accumulates_only(body: Body) -> bool:
-    """True when the loop's only register work is its wgmmas accumulating into the values it carries: each
-    loop-carried value is one SS wgmma's accumulator (read by nothing else) and that wgmma's result is read only
-    by the yield that carries it; every other op is index math, a copy, a wait or a pack of a staged tile."""
-    block = body.loop.body.block
-    yld = block.last_op
-    args = list(block.args[1:])
-    mmas = {m.op: m for m in body.mmas}
-    staged = {st.alloc for st in body.staged}
-    if len(args) != len(mmas):
-        return False
-    for m in body.mmas:
-        acc = m.op.acc
-        if m.a is None or acc not in args or yld.operands[args.index(acc)] is not m.op.result:
-            return False
-        if any(u.operation is not m.op for u in acc.uses) or any(u.operation is not yld for u in m.op.result.uses):
-            return False
-    for op in block.ops:
-        if op is yld or op in mmas or is_scalar(op) or isinstance(op, (ViewOp, AsyncCopyOp, WaitOp)):
-            continue
-        if isinstance(op, FragmentPackOp) and op.source.owner in staged:
-            continue
-        return False
-    return True
-
-
 def _is_zero(v: SSAValue) -> bool:
     owner = getattr(v, "op", None)
     return isinstance(owner, arith.ConstantOp) and getattr(owner.value, "value", None) is not None and \
         owner.value.value.data == 0
-
-
-def tma_store_of(body: Body) -> Operation | None:
-    """The epilogue's store that can go through shared memory and TMA (store=tma), or None: the one store of a whole
-    [BM, N] tile to a 2-D bf16/f16/f32 memref in whole 64- or 128-byte box rows. Not when the epilogue stores
-    anything else (attention's row sums) or loads whole tiles (C, a residual: with the staged box's addressing they
-    exceed the registers a thread is compiled for; the register store streams slot by slot)."""
-    stores = [op for op in body.epilogue if isinstance(op, (T.StoreOp, T.MaskedStoreOp, T.AtomicAddOp,
-                                                            FragmentStoreOp))]
-    if len(stores) != 1 or not isinstance(stores[0], (T.StoreOp, FragmentStoreOp)) or len(stores[0].offsets) != 2:
-        return None
-    store = stores[0]
-    shape = tuple(store.value.type.get_shape()) if isinstance(store, T.StoreOp) else (body.bm, store.value.type.n.data)
-    elem = store.dest.type.element_type
-    if shape[0] != body.bm or type_name(elem) not in H.WgaccStoreTmaOp.TYPES or not H.WgaccStoreTmaOp.box_cols(elem, shape[1]):
-        return None
-    if any(isinstance(op, T.LoadOp) and len(op.offsets) == 2 and op.result.type.get_shape()[0] == body.bm
-           for op in body.epilogue):
-        return None
-    return store
 
 
 def lower_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp], stages: int, group_m: int,
