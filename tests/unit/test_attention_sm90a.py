@@ -458,11 +458,16 @@ def test_an_accumulator_that_starts_non_zero(BM, BN):
     assert rel_error(c, want) <= error_bound("f32")
 
 
-@pytest.mark.parametrize("knobs,words", [({"cluster": 2}, "cluster=1"), ({"splitk": 2}, "splitk=1")])
-def test_general_body_refuses_knobs_it_does_not_take(knobs, words):
+@pytest.mark.parametrize("knobs,words", [({"cluster": 2}, "cluster=2: an operand staged once per tile"),
+                                         ({"splitk": 2}, "splitk=2 with a loop that does more than accumulate"),
+                                         ({"streamk": True}, "streamk=1 with a loop that does more than accumulate")])
+def test_general_body_refuses_knobs_attention_cannot_take(knobs, words):
+    """Clusters share a loop operand between two CTAs (Q is staged once per tile); split-K and stream-K sum pieces
+    of the loop, which only a loop that just accumulates allows: coded refusals for attention, with a hint."""
     with pytest.raises(TesseraError) as err:
         lower(_trace(64, False, 64), default_pipeline("sm_90a", stages=2, **knobs), "sm_90a")
     assert err.value.code.name == "NV_WGMMA_UNSUPPORTED" and words in err.value.message
+    assert err.value.hint
 
 
 def test_pingpong_needs_two_consumers():
