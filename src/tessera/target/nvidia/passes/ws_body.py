@@ -415,17 +415,23 @@ class BodyBuilder(TileOverlap, Builder):
         ops += [H.MbarrierArriveOp(self.slot_now, st.empty, per="thread") for st in fixed]
         return ops
 
-    def _plain_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
-        """The loop as written: each wgmma waited for where it is issued."""
+    def _step_block(self, regs: Regs) -> tuple[Block, list, list[Operation], tuple[SSAValue, SSAValue]]:
+        """The new loop's block (K index, step counter, then the carried values) with the source loop's arguments
+        mapped onto it, the carried inits, the list its ops go in and this step's (ring slot, phase)."""
         loop = self.body_.loop
         inits = [regs.get(v) for v in loop.iter_args]
         block = Block(arg_types=[IndexType(), IndexType()] + [v.type for v in inits])
-        k, step_it = block.args[0], block.args[1]
-        regs.map[loop.body.block.args[0]] = k
+        regs.map[loop.body.block.args[0]] = block.args[0]
         for old, new in zip(loop.body.block.args[1:], block.args[2:]):
             regs.map[old] = new
         inner: list[Operation] = []
-        stage, phase = ring_slot(inner, step_it, self.stages)
+        return block, inits, inner, ring_slot(inner, block.args[1], self.stages)
+
+    def _plain_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
+        """The loop as written: each wgmma waited for where it is issued."""
+        loop = self.body_.loop
+        block, inits, inner, (stage, phase) = self._step_block(regs)
+        step_it = block.args[1]
         *body_ops, yld = loop.body.block.ops
         self._step(regs, inner, body_ops, stage, phase, consumer, step_it, None)
         self._turns(inner, each=True)
@@ -445,14 +451,8 @@ class BodyBuilder(TileOverlap, Builder):
         done and their ring slots go back to the producer (none before a tile's first step). The tensor cores
         never wait for a K step's barrier round trip. After the loop: wait for all, free the last step's slots."""
         loop = self.body_.loop
-        inits = [regs.get(v) for v in loop.iter_args]
-        block = Block(arg_types=[IndexType(), IndexType()] + [v.type for v in inits])
-        k, step_it = block.args[0], block.args[1]
-        regs.map[loop.body.block.args[0]] = k
-        for old, new in zip(loop.body.block.args[1:], block.args[2:]):
-            regs.map[old] = new
-        inner: list[Operation] = []
-        stage, phase = ring_slot(inner, step_it, self.stages)
+        block, inits, inner, (stage, phase) = self._step_block(regs)
+        step_it = block.args[1]
         *body_ops, yld = loop.body.block.ops
         flight = InFlight(maps=[regs.map])
         self._step(regs, inner, body_ops, stage, phase, consumer, step_it, flight)
