@@ -38,9 +38,10 @@ MAJOR = {("a", "row"): "k", ("a", "col"): "mn", ("b", "col"): "k", ("b", "row"):
 
 
 @dataclass
-class Operand:
-    """One staged operand: its shared tile, the copy (global view) that fills it every K step, and how it is
-    stored: `major` "k" (rows are M or N, columns K) or "mn" (rows are K, columns M or N)."""
+class StagedTile:
+    """A shared tile, the copy of a global view that fills it, and how it is stored: `major` "k" (rows are M or N,
+    columns K) or "mn" (rows are K, columns M or N). The GEMM builder's `Operand` and the general body's
+    `ws_match.Staged` are both."""
 
     alloc: AllocOp
     copy: AsyncCopyOp
@@ -56,6 +57,11 @@ class Operand:
     def cols(self) -> int:
         """Columns of the staged tile as stored: the contiguous dimension, cut into boxes of one swizzle row."""
         return self.alloc.result.type.get_shape()[1]
+
+
+@dataclass
+class Operand(StagedTile):
+    """One operand of the GEMM K-loop, refilled every K step."""
 
     @property
     def mn(self) -> int:

@@ -33,8 +33,8 @@ from tessera.target.nvidia.ir import wgreg_ops as W
 from tessera.target.nvidia.ir.types import SMEM_LIMIT
 from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, binop, index_const, is_scalar, refuse
 from tessera.target.nvidia.knobs import MULTICASTS
-from tessera.target.nvidia.passes.ws_builder import (LOCAL_TILE, REGS, Builder, pid_axes, read_once, refuse_dynamic,
-                                                     ring_slot)
+from tessera.target.nvidia.passes.ws_builder import (LOCAL_TILE, REGS, Builder, multicast_halves, pid_axes, read_once,
+                                                     refuse_dynamic, ring_slot)
 from tessera.target.nvidia.passes.ws_match import (ELEM_BYTES, SLOT_ALIGN, Body, Mma, Staged, _plan_smem,
                                                    accumulates_only, match_body, tma_store_of)
 from tessera.target.nvidia.passes.ws_overlap import InFlight, Rotation, plan_rotation, wgmma_inputs
@@ -154,9 +154,7 @@ class BodyBuilder(TileOverlap, Builder):
         that grid axis), each loaded half by each CTA and multicast to both (a GEMM's B with multicast=b); the
         operands waited for with them share their barriers, so those slots are released on both CTAs
         (`cluster_bars`: the empty barriers of the groups holding a shared operand)."""
-        iv = body.loop.body.block.args[0]
-        shared = [st for st in body.ring
-                  if self.pair_axis not in pid_axes(*(v for v in st.view.offsets if v is not iv))]
+        shared = [st for st in body.ring if self.pair_axis not in body.grid_axes_of(st)]
         at = body.mmas[0].op
         if body.fixed or not shared:
             raise refuse(at, f"cluster={self.cluster}: " + ("an operand staged once per tile (before the loop)"
@@ -173,9 +171,7 @@ class BodyBuilder(TileOverlap, Builder):
     def evict_hints(self, ops: list, sizes: list[SSAValue]) -> dict:
         """id(ring operand) -> its `read_once` predicate (or None): the loop's own offset aside, the program ids
         its view follows; boxes no other tile reads stream with an L2 evict-first hint."""
-        iv = self.body_.loop.body.block.args[0]
-        return {id(st): read_once(ops, pid_axes(*(v for v in st.view.offsets if v is not iv)), sizes)
-                for st in self.body_.ring}
+        return {id(st): read_once(ops, self.body_.grid_axes_of(st), sizes) for st in self.body_.ring}
 
     # -- the kernel body --------------------------------------------------------------
     def body(self) -> list[Operation]:
@@ -186,8 +182,7 @@ class BodyBuilder(TileOverlap, Builder):
             # a fixed slot is released by every consumer thread: a warpgroup whose loop ran no step has no wgmma
             # to converge it, so one thread's arrival could let the next tile's load complete a second phase
             # before a slower warp of it has seen the first (its parity wait would then never return)
-            releases = self.consumers * (self.cluster if st.empty in self.cluster_bars else 1) if st.ring \
-                else 128 * self.consumers
+            releases = self.consumers * (self._reach(st.empty) or 1) if st.ring else 128 * self.consumers
             ops += [H.MbarrierInitOp(st.full, count, 1), H.MbarrierInitOp(st.empty, count, releases)]
         if self.sched is not None:
             ops += self.sched.init()
@@ -204,9 +199,14 @@ class BodyBuilder(TileOverlap, Builder):
             ops.append(H.ClusterSyncOp())
         return ops
 
+    def _reach(self, bar: int) -> int | None:
+        """The CTAs a release of ring barrier `bar` goes to: the cluster's for a group holding a shared operand
+        (each CTA multicasts into the other's slot), else None (this CTA only)."""
+        return self.cluster if bar in self.cluster_bars else None
+
     def arrive(self, slot: SSAValue, bar: int) -> Operation:
         """A consumer warpgroup frees `slot` of the ring barrier `bar` (on both CTAs of a cluster for a shared one)."""
-        return H.MbarrierArriveOp(slot, bar, cluster=self.cluster if bar in self.cluster_bars else None)
+        return H.MbarrierArriveOp(slot, bar, cluster=self._reach(bar))
 
     def producer(self, tid: SSAValue) -> list[Operation]:
         ops: list[Operation] = []
@@ -282,25 +282,13 @@ class BodyBuilder(TileOverlap, Builder):
         for j in range(st.cols // box_cols):
             c = col if j == 0 else binop(ops, arith.AddiOp, col, j * box_cols)
             if st in self.shared:  # this CTA's half of the box, multicast to both
-                self._load_half(ops, st, row, c, stage, st.base + j * st.rows * sw, stage_bytes, outer)
+                multicast_halves(ops, self.units.rank, st.view.source, st.rows, row, c, stage,
+                                 dst=st.base + j * st.rows * sw, stage_bytes=stage_bytes, bar=st.full, swizzle=sw,
+                                 outer=outer)
                 continue
             ops.append(H.TmaLoadOp(st.view.source, row, c, stage, dst=st.base + j * st.rows * sw,
                                    stage_bytes=stage_bytes, bar=st.full, box=(st.rows, box_cols), swizzle=sw,
                                    outer=outer, evict_first=self.evict.get(id(st)) if st.ring else None))
-
-    def _load_half(self, ops: list, st: Staged, row, col, stage, dst: int, stage_bytes: int, outer) -> None:
-        """Rank r of the cluster loads rows [r R/2, (r+1) R/2) of a shared box and multicasts them to both CTAs."""
-        half, sw = st.rows // 2, self.body_.swizzle
-        is_first = arith.CmpiOp(self.units.rank, index_const(ops, 0), "eq")
-        branches = []
-        for r in range(2):
-            body: list[Operation] = []
-            at = row if r == 0 else binop(body, arith.AddiOp, row, half)
-            body += [H.TmaLoadOp(st.view.source, at, col, stage, dst=dst + r * half * sw, stage_bytes=stage_bytes,
-                                 bar=st.full, box=(half, sw // ELEM_BYTES), swizzle=sw, multicast=0b11, outer=outer),
-                     scf.YieldOp()]
-            branches.append(body)
-        ops += [is_first, scf.IfOp(is_first, [], branches[0], branches[1])]
 
     def _slot_bytes(self, st: Staged) -> int:
         return -(-st.slot_bytes // SLOT_ALIGN) * SLOT_ALIGN
@@ -638,8 +626,7 @@ class BodyBuilder(TileOverlap, Builder):
         hold = wg.a if mm.a is None else None
         if flight is not None:
             regs.map[mm.op.result] = wg.result
-            flight.issue(wg.result, [(stage, st.empty, self.cluster if st.empty in self.cluster_bars else None)
-                                     for st in mm.last_reader_of], hold)
+            flight.issue(wg.result, [(stage, st.empty, self._reach(st.empty)) for st in mm.last_reader_of], hold)
             return
         done = H.WgmmaWaitOp(wg.result, 0, hold)
         ops.append(done)

@@ -215,7 +215,8 @@ class Builder:
                                                  bar=lay.full, box=(opnd.rows, lay.box_cols), swizzle=lay.swizzle,
                                                  evict_first=self.evict.get(id(opnd))))
                     else:
-                        self.multicast_half(inner, opnd, row, c, stage, dst, stage_bytes)
+                        multicast_halves(inner, self.units.rank, opnd.memref, opnd.rows, row, c, stage, dst=dst,
+                                         stage_bytes=stage_bytes, bar=lay.full, swizzle=lay.swizzle)
             results = [binop(inner, arith.AddiOp, step_it, 1)]
         else:
             # With a ring of two or more slots one wgmma group stays in flight across K steps: after issuing step
@@ -273,10 +274,7 @@ class Builder:
 
     def evict_hints(self, ops: list, sizes: list[SSAValue]) -> dict:
         """id(operand) -> its `read_once` predicate (or None), for the producer's TMA loads."""
-        return {id(o): self.read_once(ops, o, sizes) for o in (self.kl.a, self.kl.b)}
-
-    def read_once(self, ops: list, opnd, sizes: list[SSAValue]) -> SSAValue | None:
-        return read_once(ops, pid_axes(opnd.mn_offset), sizes)
+        return {id(o): read_once(ops, pid_axes(o.mn_offset), sizes) for o in (self.kl.a, self.kl.b)}
 
     def row_blocks(self, ops: list, consumer: SSAValue, blocks: int) -> list[SSAValue]:
         """The tile's 64-row blocks a consumer accumulates: all of them (pingpong: it owns whole tiles), else
@@ -287,22 +285,6 @@ class Builder:
             return [consumer]
         first = binop(ops, arith.MuliOp, consumer, blocks)
         return [first] + [binop(ops, arith.AddiOp, first, b) for b in range(1, blocks)]
-
-    def multicast_half(self, ops: list, opnd, row, col, stage, dst: int, stage_bytes: int) -> None:
-        """The shared operand's box for this K step (B, or A with multicast=a), split between the cluster's two
-        CTAs: rank r loads rows [r*R/2, (r+1)*R/2) of it and multicasts them to both, so each CTA reads half of
-        it from L2 and receives all of it."""
-        half = opnd.rows // 2
-        is_first = arith.CmpiOp(self.units.rank, index_const(ops, 0), "eq")
-        branches = []
-        for r in range(2):
-            body: list[Operation] = []
-            at = row if r == 0 else binop(body, arith.AddiOp, row, half)
-            body += [H.TmaLoadOp(opnd.memref, at, col, stage, dst=dst + r * half * self.lay.swizzle,
-                                 stage_bytes=stage_bytes, bar=self.lay.full, box=(half, self.lay.box_cols),
-                                 swizzle=self.lay.swizzle, multicast=0b11), scf.YieldOp()]
-            branches.append(body)
-        ops += [is_first, scf.IfOp(is_first, [], branches[0], branches[1])]
 
     def release_previous(self, ops: list, step: SSAValue, first: SSAValue) -> None:
         """Hand slot (step - 1) % stages back to the producer, unless `step` is this tile's `first` (no step yet).
@@ -343,6 +325,24 @@ def pid_axes(*values: SSAValue) -> set[int]:
         elif owner is not None:
             todo += list(owner.operands)
     return axes
+
+
+def multicast_halves(ops: list, rank: SSAValue, memref: SSAValue, rows: int, row: SSAValue, col: SSAValue,
+                     stage: SSAValue, *, dst: int, stage_bytes: int, bar: int, swizzle: int,
+                     outer: list | tuple = ()) -> None:
+    """A box both CTAs of a 2-CTA cluster read (a GEMM's B, or A with multicast=a), split between them: rank r
+    loads rows [r R/2, (r+1) R/2) and multicasts them to both, so each CTA reads half of it from L2 and receives
+    all of it. Boxes of one swizzle row of 16-bit elements across."""
+    half = rows // 2
+    is_first = arith.CmpiOp(rank, index_const(ops, 0), "eq")
+    branches = []
+    for r in range(2):
+        body: list[Operation] = []
+        at = row if r == 0 else binop(body, arith.AddiOp, row, half)
+        body += [H.TmaLoadOp(memref, at, col, stage, dst=dst + r * half * swizzle, stage_bytes=stage_bytes, bar=bar,
+                             box=(half, swizzle // 2), swizzle=swizzle, multicast=0b11, outer=outer), scf.YieldOp()]
+        branches.append(body)
+    ops += [is_first, scf.IfOp(is_first, [], branches[0], branches[1])]
 
 
 def read_once(ops: list, follows: set[int], sizes: list[SSAValue]) -> SSAValue | None:

@@ -21,8 +21,8 @@ from tessera.ir.fragment_ops import (AllocOp, AsyncCopyOp, FragmentMmaOp, Fragme
                                      WaitOp)
 from tessera.ir.types import type_name
 from tessera.target.nvidia.ir import hopper_ops as H
-from tessera.target.nvidia.passes.wgmma_kloop import MAJOR, WG_ROWS, is_scalar, refuse
-from tessera.target.nvidia.passes.ws_builder import REGS
+from tessera.target.nvidia.passes.wgmma_kloop import MAJOR, WG_ROWS, StagedTile, is_scalar, refuse
+from tessera.target.nvidia.passes.ws_builder import REGS, pid_axes
 from tessera.target.nvidia.passes.ws_layout import _swizzle
 
 ELEM_BYTES = 2
@@ -30,28 +30,16 @@ SLOT_ALIGN = 1024  # a 128-byte swizzle repeats every 8 rows of 128 bytes: slots
 
 
 @dataclass
-class Staged:
+class Staged(StagedTile):
     """A shared tile filled by one TMA copy: `ring` (in the loop, `stages` slots) or fixed (once per tile)."""
 
-    alloc: AllocOp
-    copy: AsyncCopyOp
-    view: ViewOp
-    ring: bool
-    major: str = "k"
+    ring: bool = False
     slots: int = 1  # a fixed operand's slots: 2 double-buffers it by tile parity (the next tile's loads early)
     base: int = 0  # byte offset of slot 0
     full: int = 0  # barrier arrays: `stages` of each for a ring operand, one for a fixed one
     empty: int = 0
     lead: "Staged | None" = None  # a ring operand waited for together with an earlier one shares its barriers
     role: str = "b"  # the wgmma operand it is ("a" or "b"; the first mma's, where several read it)
-
-    @property
-    def rows(self) -> int:
-        return self.alloc.result.type.get_shape()[0]
-
-    @property
-    def cols(self) -> int:
-        return self.alloc.result.type.get_shape()[1]
 
     @property
     def slot_bytes(self) -> int:
@@ -93,6 +81,12 @@ class Body:
     def ring(self) -> list[Staged]:
         return [s for s in self.staged if s.ring]
 
+    def grid_axes_of(self, st: Staged) -> set[int]:
+        """The program-id axes `st`'s view follows (its offsets but the loop's own index): two tiles that differ
+        only along the other axes read the same boxes."""
+        iv = self.loop.body.block.args[0]
+        return pid_axes(*(v for v in st.view.offsets if v is not iv))
+
     @property
     def fixed(self) -> list[Staged]:
         return [s for s in self.staged if not s.ring]
@@ -132,7 +126,7 @@ def _staged(kernel: func.FuncOp, loop: scf.ForOp, pack: FragmentPackOp, role: st
     if type_name(view.source.type.element_type) not in H.WGMMA_TYPES:
         raise refuse(copy, f"the {role} operand is {type_name(view.source.type.element_type)}; wgmma takes "
                            "bf16 or f16")
-    st = Staged(alloc, copy, view, copy.parent is loop.body.block, major, role=role)
+    st = Staged(alloc, copy, view, major, ring=copy.parent is loop.body.block, role=role)
     known[alloc] = st
     return st
 

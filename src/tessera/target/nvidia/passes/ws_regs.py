@@ -20,7 +20,7 @@ Anything else is refused with NV_WGMMA_UNSUPPORTED naming the op and the shapes 
 from __future__ import annotations
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, i32
+from xdsl.dialects.builtin import i32
 from xdsl.ir import Block, Operation, SSAValue
 
 from tessera.ir import tile_ops as T
@@ -29,7 +29,7 @@ from tessera.ir.types import FragmentType, TileType, type_name
 from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import ops as nv
 from tessera.target.nvidia.ir import wgreg_ops as W
-from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, binop, is_scalar, refuse
+from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, binop, index_const, is_scalar, refuse
 from tessera.target.nvidia.passes.ws_masks import Guard, all_pass, plan_guards
 
 MAX_N = 256
@@ -267,10 +267,9 @@ class Regs:
         layout."""
         kind, n = self.kind(op, op.result.type)
         if kind == "cols" and len(op.offsets) == 1:
-            zero = arith.ConstantOp.from_int_and_width(0, IndexType())
-            new = H.WgaccLoadOp(op.source, zero.result, self.get(op.offsets[0]), n, broadcast_rows=True,
+            new = H.WgaccLoadOp(op.source, index_const(ops, 0), self.get(op.offsets[0]), n, broadcast_rows=True,
                                 pad=op.padding.value.data)
-            ops += [zero, new]
+            ops.append(new)
             self.map[op.result] = new.result
             return
         if kind not in ("acc", "cols") or len(op.offsets) != 2:
