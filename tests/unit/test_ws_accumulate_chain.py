@@ -51,12 +51,17 @@ def _short_deadlock_limit(monkeypatch):
     monkeypatch.setattr(EH, "PERSISTENT_CTAS", 2)  # several tiles per CTA: the step counter crosses tiles
 
 
-@pytest.mark.parametrize("stages", [1, 2, 3])
-def test_two_accumulators_match_float64_on_the_host_emulator(stages):
-    """stages=1 waits each step (the one slot is needed next); 2 and 3 keep a step's two groups in flight."""
-    module, _ = lower(_traced(), default_pipeline("sm_90a", stages=stages, store="registers"), "sm_90a")
+@pytest.mark.parametrize("stages, schedule", [(1, "cooperative"), (2, "cooperative"), (3, "cooperative"),
+                                             (1, "pingpong"), (3, "pingpong")])
+def test_two_accumulators_match_float64_on_the_host_emulator(stages, schedule):
+    """stages=1 waits each step (the one slot is needed next); 2 and 3 keep a step's groups in flight (two, or four
+    with whole-tile ping-pong: each consumer holds both 64-row blocks of its tile, two accumulators each, and the
+    consumers take alternate tiles, handing the ring over through the turn barriers)."""
+    module, _ = lower(_traced(), default_pipeline("sm_90a", stages=stages, store="registers", schedule=schedule),
+                      "sm_90a")
     waits = [op.pending.value.data for op in module.walk() if op.name == "nv.wgmma_wait"]
-    assert (2 in waits) == (stages > 1), waits
+    in_flight = 4 if schedule == "pingpong" else 2
+    assert (in_flight in waits) == (stages > 1) and max(waits) <= in_flight, waits
     M, N, K = 200, 136, 456  # ragged: 2 x 3 tiles, 8 K steps (the last partial)
     rng = np.random.default_rng(5)
     bf = ml_dtypes.bfloat16
@@ -70,8 +75,9 @@ def test_two_accumulators_match_float64_on_the_host_emulator(stages):
     assert rel_error(c, g / (1 + np.exp(-g)) * u) <= error_bound("bf16")
 
 
-def test_two_accumulators_compile_to_hgmma_without_local_memory():
-    ck = compile(_traced(), "sm_90a", stages=3, store="registers", cache=CompileCache(disk=False))
+@pytest.mark.parametrize("schedule, blocks", [("cooperative", 1), ("pingpong", 2)])
+def test_two_accumulators_compile_to_hgmma_without_local_memory(schedule, blocks):
+    ck = compile(_traced(), "sm_90a", stages=3, store="registers", schedule=schedule, cache=CompileCache(disk=False))
     sass = ck.sass()
-    assert count_instructions(sass, f"HGMMA.64x{BN}x16.F32.BF16") == 2 * BK // 16
+    assert count_instructions(sass, f"HGMMA.64x{BN}x16.F32.BF16") == 2 * blocks * BK // 16
     assert count_instructions(sass, "UTMALDG") >= 4 and not has_local_memory(ck.cubin)

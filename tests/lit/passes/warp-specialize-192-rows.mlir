@@ -6,9 +6,9 @@
 // columns are not whole 128-byte rows). A slots 192 x 64 (24 KiB), B slots 160 x 64 (20 KiB), 4 stages and
 // 3 x 16 KiB of staging: 229440 bytes with the barriers.
 // RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4}' | FileCheck %s
-// Ping-pong keeps whole 128-row tiles per consumer: a coded refusal.
+// Whole-tile ping-pong alternates two consumers; a 192-row tile has three: a coded refusal.
 // RUN: not tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4 schedule=pingpong}' 2>&1 | FileCheck %s --check-prefix=PINGPONG
-// PINGPONG: error: NV_WGMMA_UNSUPPORTED{{:}} schedule=pingpong with a 192x160 tile
+// PINGPONG: error: NV_WGMMA_UNSUPPORTED{{:}} schedule=pingpong on a loop that only accumulates: two consumer warpgroups take alternate whole tiles; a 192-row tile has 3
 
 // CHECK-LABEL: func.func @gemm192(
 // CHECK-SAME:  attributes {nv.num_threads = 512 : i64, nv.smem_bytes = 229440 : i64, nv.arch = "sm_90a"}

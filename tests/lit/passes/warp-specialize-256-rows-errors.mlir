@@ -1,11 +1,11 @@
 // 256-row tiles the lowering refuses, each with a code and a hint. With warps=2,1 a 256 x 256 tile would give
-// each consumer warpgroup 128 x 256 accumulators, 256 registers per thread (at most 128 fit beside the rest of
-// the kernel); the default plan puts it on a [2, 2] warp grid, which the lowering does not take either.
+// each consumer warpgroup 128 x 256 accumulators, 256 registers per thread (at most 160 of the 232 a consumer has
+// leave room for the rest of the kernel); the default plan puts it on a [2, 2] warp grid, which the lowering does not take either.
 // RUN: not tessera-opt %s -p 'tile-to-fragments{arch=sm_90a warps=2,1},warp-specialize{arch=sm_90a stages=2}' 2>&1 | FileCheck %s
-// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} a 256x256 tile gives each consumer warpgroup 128 x 256 accumulators, 256 registers per thread: at most 128 fit
-// CHECK: hint: use BN <= 128 with BM = 256
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} wgmma accumulators of 256 registers per thread (2 blocks of 64 rows each) on 2 consumer warpgroups of 232 registers (256-row tiles): at most 160 leave room for the loop body and the epilogue
+// CHECK: hint: use narrower tiles (a smaller N per wgmma) or fewer rows per CTA
 // RUN: not tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=2}' 2>&1 | FileCheck %s --check-prefix=GRID
-// GRID: error: NV_WGMMA_UNSUPPORTED{{:}} tiles A 256x64, B 256x64 on warpgroups [2, 2]: this lowering needs one warpgroup per 64 or 128 rows of A and the whole N (<= 256) in each
+// GRID: error: NV_WGMMA_UNSUPPORTED{{:}} BM=256 on warpgroups [2, 2] of 128 rows: this lowering runs one consumer warpgroup per 64 rows (BM = 64, 128 or 192), or two of 128 (BM = 256)
 
 func.func @gemm256x256(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32>) {
   %pm = tile.program_id 0

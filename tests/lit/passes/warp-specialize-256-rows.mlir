@@ -4,9 +4,9 @@
 // (bias, bf16, TMA store through the consumer's staging) once per block. A slots are 256 x 64 (32 KiB), B slots
 // 128 x 64 (16 KiB), 4 stages + 2 x 16 KiB staging: 229440 bytes with the barriers.
 // RUN: tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4}' | FileCheck %s
-// Ping-pong keeps whole tiles per consumer: 256 rows do not fit, a coded refusal.
+// Ping-pong keeps whole tiles per consumer: four 64-row blocks of 64 accumulator registers do not fit, a coded refusal.
 // RUN: not tessera-opt %s -p 'tile-to-fragments{arch=sm_90a},warp-specialize{arch=sm_90a stages=4 schedule=pingpong}' 2>&1 | FileCheck %s --check-prefix=PINGPONG
-// PINGPONG: error: NV_WGMMA_UNSUPPORTED{{:}} schedule=pingpong with a 256x128 tile: each consumer warpgroup keeps a whole 128 x BN tile in registers, so BM must be 128 and BN at most 128
+// PINGPONG: error: NV_WGMMA_UNSUPPORTED{{:}} wgmma accumulators of 256 registers per thread (4 blocks of 64 rows each) on 2 consumer warpgroups of 232 registers (256-row tiles): at most 160 leave room for the loop body and the epilogue
 
 // CHECK-LABEL: func.func @gemm256(
 // CHECK-SAME:  attributes {nv.num_threads = 384 : i64, nv.smem_bytes = 229440 : i64, nv.arch = "sm_90a"}
@@ -16,8 +16,10 @@
 // CHECK:       %[[B0:[0-9]+]] = arith.muli %[[C]], %{{[0-9]+}} : index
 // CHECK-NEXT:  %[[ONE:[0-9]+]] = arith.constant 1 : index
 // CHECK-NEXT:  %[[B1:[0-9]+]] = arith.addi %[[B0]], %[[ONE]] : index
-// CHECK-NEXT:  nv.wgmma %{{[0-9]+}}, %{{[0-9]+}}, %[[B0]] {n = 128 : i64, k = 64 : i64, dtype = bf16, a = array<i64: 0, 32768, 256, 8192>, b = array<i64: 131072, 16384, 128>, swizzle = 128 : i64} : vector<64xf32> -> vector<64xf32>
+// CHECK:       scf.for
+// CHECK:       nv.wgmma %{{[0-9]+}}, %{{[0-9]+}}, %[[B0]] {n = 128 : i64, k = 64 : i64, dtype = bf16, a = array<i64: 0, 32768, 256, 8192>, b = array<i64: 131072, 16384, 128>, swizzle = 128 : i64} : vector<64xf32> -> vector<64xf32>
 // CHECK-NEXT:  nv.wgmma %{{[0-9]+}}, %{{[0-9]+}}, %[[B1]] {{.*}} : vector<64xf32> -> vector<64xf32>
+// CHECK-NEXT:  nv.wgmma_wait %{{[0-9]+}} {pending = 2 : i64}
 // CHECK-NEXT:  nv.wgmma_wait %{{[0-9]+}} {pending = 2 : i64}
 // CHECK:       nv.wgacc_store_tma %{{[0-9]+}}, %C[%{{[0-9]+}}, %n0_1], %[[C]] {n = 128 : i64, stage = 196608 : i64} : vector<64xbf16>, memref<?x?xbf16>
 // CHECK:       nv.wgacc_store_tma %{{[0-9]+}}, %C[%{{[0-9]+}}, %n0_1], %[[C]] {n = 128 : i64, stage = 196608 : i64} : vector<64xbf16>, memref<?x?xbf16>

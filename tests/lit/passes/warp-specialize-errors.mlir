@@ -10,14 +10,14 @@
 // CHECK-NEXT: hint: transpose a [BM, 1] row vector
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} tile.transpose of a acc value: a consumer transposes 128x1 row vectors only (to store them as a row)
 // CHECK-NEXT: hint: store the tile at swapped offsets of a transposed view
-// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320: this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)
+// CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320 on warpgroups [{{.*}}] of {{[0-9]+}} rows: this lowering runs one consumer warpgroup per 64 rows (BM = 64, 128 or 192), or two of 128 (BM = 256)
 // CHECK: error: NV_WGMMA_UNSUPPORTED{{:}} the a load pads with 1.0; TMA fills out-of-bounds with 0
 // CHECK-NOT: error:
 //
 // BM=320 on five warpgroups of 64 rows (warps=5,1): the consumer count is refused (the other kernels do not split
 // over five warpgroups and fail in tile-to-fragments).
 // RUN: not tessera-opt %s --split-input-file -p 'tile-to-fragments{arch=sm_90a warps=5,1},warp-specialize{arch=sm_90a}' 2>&1 | FileCheck %s --check-prefix=BM320
-// BM320: warp-specialize-errors.mlir:[[# @LINE + 119]]:5: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320: this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)
+// BM320: warp-specialize-errors.mlir:[[# @LINE + 119]]:5: error: NV_WGMMA_UNSUPPORTED{{:}} BM=320 on warpgroups [{{.*}}] of {{[0-9]+}} rows: this lowering runs one consumer warpgroup per 64 rows (BM = 64, 128 or 192), or two of 128 (BM = 256)
 //
 // Shared memory: the last kernel (BM=128 BN=256 BK=64: 48 KiB a stage) lowers with 4 stages (the first RUN) but 8
 // need 384 KiB, and an sm_90a CTA has 227 KiB.
@@ -135,7 +135,7 @@ func.func @bm_320(%A: memref<?x?xbf16>, %B: memref<?x?xbf16>, %C: memref<?x?xf32
     %a = tile.load %A[%m0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<320x64xbf16>
     %bt = tile.load %B[%n0, %k] pad 0.0 : memref<?x?xbf16> -> !tile.tile<128x64xbf16>
     %b = tile.transpose %bt : !tile.tile<128x64xbf16> -> !tile.tile<64x128xbf16>
-    // expected-error@+1 {{this lowering runs one to three consumer warpgroups of 64 rows, or two of 128 (BM = 64, 128, 192 or 256)}}
+    // expected-error@+1 {{this lowering runs one consumer warpgroup per 64 rows (BM = 64, 128 or 192), or two of 128 (BM = 256)}}
     %d = tile.mma %a, %b, %c : !tile.tile<320x64xbf16>, !tile.tile<64x128xbf16>, !tile.tile<320x128xf32>
     scf.yield %d : !tile.tile<320x128xf32>
   }

@@ -36,7 +36,7 @@ from tessera.target.nvidia.knobs import MULTICASTS
 from tessera.target.nvidia.passes.ws_builder import (LOCAL_TILE, REGS, Builder, multicast_halves, pid_axes, read_once,
                                                      refuse_dynamic, ring_slot)
 from tessera.target.nvidia.passes.ws_match import (ELEM_BYTES, SLOT_ALIGN, Body, Mma, Staged, _plan_smem,
-                                                   accumulates_only, match_body, tma_store_of)
+                                                   accumulates_only, check_registers, match_body, tma_store_of)
 from tessera.target.nvidia.passes.ws_overlap import InFlight, Rotation, plan_rotation, wgmma_inputs
 from tessera.target.nvidia.passes.ws_regs import Regs, lower_all
 from tessera.target.nvidia.passes.ws_sched import DynamicTiles
@@ -58,11 +58,20 @@ class BodyBuilder(TileOverlap, Builder):
             raise refuse(body.mmas[0].op, f"schedule=pingpong passes turns between consumer warpgroups; a "
                                           f"{body.bm}-row tile has {body.consumers}",
                          "use BLOCK_M = 128 or 192, or schedule=cooperative")
-        self.scheduler = pingpong  # they take turns at issuing each step's wgmmas (see _turns)
         # accumulate-only wgmmas keep this step's groups in flight across the back edge (see _chained_loop);
         # rotating such a loop would overlap nothing more
-        self.chained = stages > 1 and accumulates_only(body)
-        self.rotation = plan_rotation(body.loop) if overlap and not self.chained else None
+        self.chained = accumulates_only(body)
+        self.lag = 1 if stages > 1 else 0  # a one-slot ring is needed again next step: nothing stays in flight
+        # schedule=pingpong: where the loop only accumulates, each consumer owns whole tiles, alternating, so one's
+        # epilogue runs under the other's loop (`_whole_tiles`); otherwise the consumers share each tile and take
+        # turns at issuing each step's wgmmas (see _turns), so one's softmax runs under another's GEMMs
+        self.pingpong = pingpong and self.chained  # Builder.tiles deals the consumers alternate tiles
+        self.scheduler = pingpong and not self.chained
+        self.blocks = body.blocks  # 64-row blocks of a tile one consumer holds (row_blocks says which)
+        if self.pingpong:
+            self._whole_tiles(body, tiles)
+        # a consumer of several blocks runs the loop as written (rotation would carry each block's values)
+        self.rotation = plan_rotation(body.loop) if overlap and not self.chained and self.blocks == 1 else None
         self.carry = self._tile_overlap_carry()
         self.fixed_slots = 1
         if self.carry is not None:  # double-buffer the fixed operands where shared memory allows (tile overlap)
@@ -102,12 +111,28 @@ class BodyBuilder(TileOverlap, Builder):
         self.cluster_bars = {st.empty for st in self.shared}  # slots both CTAs' consumers release
         if cluster > 1 and tiles == "dynamic":
             refuse_dynamic(body.mmas[0].op, cluster=cluster)
-        self.pingpong = False  # Builder's ping-pong gives each consumer its own tiles; here they share each tile
         self.turn_ids: tuple[SSAValue, SSAValue] | None = None
         self.grid_axes = 1 + max([op.axis.data for op in body.prologue
                                   if isinstance(op, (T.ProgramIdOp, T.NumProgramsOp))] + [1])
         self.units = Units(body, group_m, cluster, splitk, self.pair_axis, streamk)
         self.consumers = body.consumers
+
+    def _whole_tiles(self, body: Body, tiles: str) -> None:
+        """Whole-tile ping-pong: two consumers take alternate tiles, each holding all of a tile's 64-row blocks,
+        and hand the ring over in turn (two `turn` barriers: consumer c starts a loop when turn[c] completes)."""
+        at = body.mmas[0].op
+        if body.consumers != 2:
+            raise refuse(at, f"schedule=pingpong on a loop that only accumulates: two consumer warpgroups take "
+                             f"alternate whole tiles; a {body.bm}-row tile has {body.consumers}",
+                         "use BLOCK_M = 128 for pingpong, or schedule=cooperative")
+        if body.fixed:
+            raise refuse(at, "schedule=pingpong on a loop that only accumulates, with an operand staged once per "
+                             "tile: whole-tile consumers would free its slot in turn", "use schedule=cooperative")
+        if tiles == "dynamic":
+            refuse_dynamic(at, whole_tiles=True)
+        self.blocks = body.bm // WG_ROWS
+        check_registers(body.mmas, 2, self.blocks, body.bm)
+        body.turns = 2
 
     def _check_k_split(self, body: Body, tiles: str) -> None:
         """Split-K and stream-K sum a tile's pieces of the K range, so the loop must only accumulate (one wgmma
@@ -138,13 +163,13 @@ class BodyBuilder(TileOverlap, Builder):
             return None
         mm = self.body_.mmas[0]
         old = self.body_.loop.results[0]
-        blocks = self.body_.consumers  # a tile's 64-row blocks, one per consumer: its scratch record holds them all
+        blocks = self.body_.bm // WG_ROWS  # a tile's 64-row blocks: its scratch record holds them all
         if self.streamk:
             fix = H.StreamkFixupOp(regs.get(old), mapping[TILE], mapping[PIECE], mapping[PIECES],
-                                   mapping[FIRST_SLOT], mapping[HEAD], consumer, consumer, n=mm.n, blocks=blocks,
+                                   mapping[FIRST_SLOT], mapping[HEAD], regs.block, consumer, n=mm.n, blocks=blocks,
                                    slot_stride=2 * self.cluster, flag=self.word)
         else:
-            fix = H.SplitkFixupOp(regs.get(old), mapping[TILE], mapping[SPLIT], consumer, consumer, n=mm.n,
+            fix = H.SplitkFixupOp(regs.get(old), mapping[TILE], mapping[SPLIT], regs.block, consumer, n=mm.n,
                                   splits=self.splitk, blocks=blocks, flag=self.word)
         regs.map[old] = fix.result
         return fix, fix.last
@@ -182,8 +207,11 @@ class BodyBuilder(TileOverlap, Builder):
             # a fixed slot is released by every consumer thread: a warpgroup whose loop ran no step has no wgmma
             # to converge it, so one thread's arrival could let the next tile's load complete a second phase
             # before a slower warp of it has seen the first (its parity wait would then never return)
-            releases = self.consumers * (self._reach(st.empty) or 1) if st.ring else 128 * self.consumers
+            readers = 1 if self.pingpong else self.consumers  # warpgroups that read a ring slot before it is free
+            releases = readers * (self._reach(st.empty) or 1) if st.ring else 128 * self.consumers
             ops += [H.MbarrierInitOp(st.full, count, 1), H.MbarrierInitOp(st.empty, count, releases)]
+        if self.pingpong:
+            ops.append(H.MbarrierInitOp(bd.turn, 2, 1))
         if self.sched is not None:
             ops += self.sched.init()
         if self.cluster > 1:  # peers signal these barriers: they must exist first
@@ -295,14 +323,12 @@ class BodyBuilder(TileOverlap, Builder):
 
     def k_loop(self, ops: list, role: str, it: SSAValue, mapping: dict, consumer: SSAValue | None,
                turn: SSAValue | None = None) -> SSAValue:
-        bd = self.body_
         if role == "producer":
             return self._produce(ops, it, mapping)
-        return self._consume(ops, it, mapping, consumer)
+        return self._consume(ops, it, mapping, consumer, turn=turn)
 
     def _produce(self, ops: list, it: SSAValue, mapping: dict) -> SSAValue:
         bd = self.body_
-        zero = index_const(ops, 0)
         if bd.fixed:
             slot, phase = self._fixed_slot(ops, mapping)
             free = binop(ops, arith.SubiOp, index_const(ops, 1), phase)
@@ -334,12 +360,17 @@ class BodyBuilder(TileOverlap, Builder):
         ops.append(new_loop)
         return new_loop.results[0]
 
-    def _consume(self, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue, pre: dict | None = None):
+    def _consume(self, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue, pre: dict | None = None,
+                 turn: SSAValue | None = None):
         """One tile on a consumer: its registers, the fixed operands' wait, the loop, their release, the epilogue.
         With `pre` (tile overlap, ws_tile_overlap) the first step's early part already ran: `pre` holds its
-        results and its fixed-operand wait; the epilogue is left to the caller, which gets (it, regs)."""
+        results and its fixed-operand wait; the epilogue is left to the caller, which gets (it, regs). With `turn`
+        (whole-tile ping-pong) the loop waits for this consumer's turn at the ring and hands it on after; the
+        epilogue then runs under the partner's loop."""
         bd = self.body_
-        regs = self._tile_regs(ops, mapping, consumer)
+        if turn is not None:  # it may wait on the ring's barriers only once every earlier use has completed
+            ops.append(H.MbarrierWaitOp(consumer, turn, bd.turn))
+        rs = self._tile_regs(ops, mapping, consumer)
         rotation = self.rotation
         slot, phase = self._fixed_slot(ops, mapping) if bd.fixed else (index_const(ops, 0), None)
         self.slot_now = slot
@@ -348,36 +379,45 @@ class BodyBuilder(TileOverlap, Builder):
                 ops.append(H.MbarrierWaitOp(slot, phase, st.full))
         early = self._early_fixed(rotation)
         if self.chained:
-            it_out = self._chained_loop(regs, ops, it, mapping, consumer)
+            it_out = self._chained_loop(rs, ops, it, mapping, consumer)
         elif rotation is None:
-            it_out = self._plain_loop(regs, ops, it, mapping, consumer)
+            it_out = self._plain_loop(rs, ops, it, mapping, consumer)
         else:
-            it_out = self._rotated_loop(regs, ops, it, mapping, consumer, rotation, early, pre,
+            it_out = self._rotated_loop(rs[0], ops, it, mapping, consumer, rotation, early, pre,
                                         None if pre is None else phase)
         for st in bd.fixed:  # every mma reading it has completed (no group outlives its loop step); every thread
             if st not in early:
                 ops.append(H.MbarrierArriveOp(slot, st.empty, per="thread"))
+        if turn is not None:  # the partner's turn at the ring
+            ops.append(H.MbarrierArriveOp(binop(ops, arith.SubiOp, index_const(ops, 1), consumer), bd.turn))
         if pre is not None:
-            return it_out, regs
+            return it_out, rs[0]
         epilogue: list[Operation] = []
-        fixed_up = self._fixup(regs, mapping, consumer)
-        lower_all(regs, epilogue, bd.epilogue)
-        if fixed_up is not None:  # only the tile's last piece runs the epilogue, on the sum
-            epilogue = [fixed_up[0], scf.IfOp(fixed_up[1], [], [*epilogue, scf.YieldOp()])]
+        for regs in rs:  # block after block, like the loop's values
+            part: list[Operation] = []
+            fixed_up = self._fixup(regs, mapping, consumer)
+            lower_all(regs, part, bd.epilogue)
+            if fixed_up is not None:  # only the tile's last piece runs the epilogue, on the sum
+                part = [fixed_up[0], scf.IfOp(fixed_up[1], [], [*part, scf.YieldOp()])]
+            epilogue += part
         if REAL_TILE in mapping:  # the spare CTA of a cluster (an odd count of tiles) stores nothing
             epilogue = [scf.IfOp(mapping[REAL_TILE], [], [*epilogue, scf.YieldOp()])]
         ops += epilogue
         return it_out
 
-    def _tile_regs(self, ops: list, mapping: dict, consumer: SSAValue) -> Regs:
-        """A consumer's registers for the tile of `mapping`: masks, its first row, the prologue's register
-        values (tile constants, iotas, zero accumulators; index math is in `mapping`)."""
+    def _tile_regs(self, ops: list, mapping: dict, consumer: SSAValue) -> list[Regs]:
+        """A consumer's registers for the tile of `mapping`, one `Regs` per 64-row block it holds: masks, the
+        block's first row, the prologue's register values (tile constants, iotas, zero accumulators; index math
+        is in `mapping`)."""
         bd = self.body_
-        regs = Regs(bd.bm, consumer, dict(mapping))
-        if self.tma_store is not None:
-            regs.tma = (self.tma_store, bd.stage_base)
-        regs.guard_masks(bd.loop.body.block)  # per-step masks that pass whole skip their compares (ws_masks)
-        regs.row0(ops)  # computed once, above the loop and its guarded regions, so every step and branch can use it
+        rs = []
+        for block in self.row_blocks(ops, consumer, self.blocks):
+            regs = Regs(bd.bm, block, dict(mapping))
+            if self.tma_store is not None:
+                regs.tma = (self.tma_store, bd.stage_base, consumer)
+            regs.guard_masks(bd.loop.body.block)  # per-step masks that pass whole skip their compares (ws_masks)
+            regs.row0(ops)  # computed once, above the loop and its guarded regions, so every step and branch can use it
+            rs.append(regs)
         staged = {st.alloc: st for st in bd.staged}
         for op in bd.prologue:
             if is_scalar(op) or isinstance(op, (T.ProgramIdOp, T.NumProgramsOp, AllocOp, ViewOp, AsyncCopyOp,
@@ -385,8 +425,8 @@ class BodyBuilder(TileOverlap, Builder):
                 continue
             if isinstance(op, FragmentPackOp) and op.source.owner in staged:
                 continue
-            self._register_op(regs, ops, op)
-        return regs
+            self._register_op(rs, ops, op)
+        return rs
 
     def _early_fixed(self, rot: Rotation | None) -> list[Staged]:
         """Fixed operands that no mma of the rotated loop's final step (its last mma and tail) reads: their slot
@@ -403,69 +443,87 @@ class BodyBuilder(TileOverlap, Builder):
         ops += [H.MbarrierArriveOp(self.slot_now, st.empty, per="thread") for st in fixed]
         return ops
 
-    def _step_block(self, regs: Regs) -> tuple[Block, list, list[Operation], tuple[SSAValue, SSAValue]]:
-        """The new loop's block (K index, step counter, then the carried values) with the source loop's arguments
-        mapped onto it, the carried inits, the list its ops go in and this step's (ring slot, phase)."""
+    def _step_block(self, rs: list[Regs]) -> tuple[Block, list, list[Operation], tuple[SSAValue, SSAValue]]:
+        """The new loop's block (K index, step counter, then each block's carried values) with the source loop's
+        arguments mapped onto it, the carried inits, the list its ops go in and this step's (ring slot, phase)."""
         loop = self.body_.loop
-        inits = [regs.get(v) for v in loop.iter_args]
+        n = len(loop.iter_args)
+        inits = [regs.get(v) for regs in rs for v in loop.iter_args]
         block = Block(arg_types=[IndexType(), IndexType()] + [v.type for v in inits])
-        regs.map[loop.body.block.args[0]] = block.args[0]
-        for old, new in zip(loop.body.block.args[1:], block.args[2:]):
-            regs.map[old] = new
+        for i, regs in enumerate(rs):
+            regs.map[loop.body.block.args[0]] = block.args[0]
+            for old, new in zip(loop.body.block.args[1:], block.args[2 + i * n:2 + (i + 1) * n]):
+                regs.map[old] = new
         inner: list[Operation] = []
         return block, inits, inner, ring_slot(inner, block.args[1], self.stages)
 
-    def _plain_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
+    def _close_loop(self, rs: list[Regs], ops: list, block: Block, inner: list, inits: list, it: SSAValue,
+                    bounds: tuple) -> scf.ForOp:
+        """Yield the next step counter and each block's carried values, build the loop; map its results."""
+        loop = self.body_.loop
+        n = len(loop.iter_args)
+        step_it = block.args[1]
+        yld = loop.body.block.last_op
+        inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1),
+                                 *(regs.get(v) for regs in rs for v in yld.operands)))
+        block.add_ops(inner)
+        new_loop = scf.ForOp(*bounds, [it, *inits], block)
+        ops.append(new_loop)
+        for i, regs in enumerate(rs):
+            for old, new in zip(loop.results, new_loop.results[1 + i * n:1 + (i + 1) * n]):
+                regs.map[old] = new
+        return new_loop
+
+    def _plain_loop(self, rs: list[Regs], ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
         """The loop as written: each wgmma waited for where it is issued."""
         loop = self.body_.loop
-        block, inits, inner, (stage, phase) = self._step_block(regs)
-        step_it = block.args[1]
-        *body_ops, yld = loop.body.block.ops
-        self._step(regs, inner, body_ops, stage, phase, consumer, step_it, None)
+        block, inits, inner, (stage, phase) = self._step_block(rs)
+        *body_ops, _ = loop.body.block.ops
+        self._step(rs, inner, body_ops, stage, phase, consumer, block.args[1], None)
         self._turns(inner, each=True)
-        inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1), *(regs.get(v) for v in yld.operands)))
-        block.add_ops(inner)
-        lb, ub, st_ = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
-        new_loop = scf.ForOp(lb, ub, st_, [it, *inits], block)
-        ops.append(new_loop)
-        for old, new in zip(loop.results, new_loop.results[1:]):
-            regs.map[old] = new
+        new_loop = self._close_loop(rs, ops, block, inner, inits, it,
+                                    tuple(mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step)))
         return new_loop.results[0]
 
-    def _chained_loop(self, regs: Regs, ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
+    def _chained_loop(self, rs: list[Regs], ops: list, it: SSAValue, mapping: dict, consumer: SSAValue) -> SSAValue:
         """A loop whose wgmmas only accumulate (`accumulates_only`: a GEMM's K-loop, or several accumulators
-        of one loop): step j issues its wgmmas on the previous step's accumulators still in flight (wgmma chains
-        on its own accumulator registers), then waits until only its own groups are pending, so step j-1's are
-        done and their ring slots go back to the producer (none before a tile's first step). The tensor cores
-        never wait for a K step's barrier round trip. After the loop: wait for all, free the last step's slots."""
+        of one loop): step j issues its wgmmas (every block's) on the previous step's accumulators still in flight
+        (wgmma chains on its own accumulator registers), then waits until only its own groups are pending, so step
+        j-1's are done and their ring slots go back to the producer (none before a tile's first step). The tensor
+        cores never wait for a K step's barrier round trip. A one-slot ring (stages = 1) is needed again by the
+        next step: there each step waits for all its groups and frees its own slot. After the loop: wait for all,
+        free the last step's slots."""
         loop = self.body_.loop
-        block, inits, inner, (stage, phase) = self._step_block(regs)
+        block, inits, inner, (stage, phase) = self._step_block(rs)
         step_it = block.args[1]
-        *body_ops, yld = loop.body.block.ops
-        flight = InFlight(maps=[regs.map])
-        self._step(regs, inner, body_ops, stage, phase, consumer, step_it, flight)
+        *body_ops, _ = loop.body.block.ops
+        flight = InFlight(maps=[regs.map for regs in rs])
+        self._step(rs, inner, body_ops, stage, phase, consumer, step_it, flight)
         self._turns(inner)
         frees = [f[1] for g in flight.groups for f in g.frees]
-        pending = len(flight.groups)
-        for g in flight.groups:  # this step's groups stay in flight; every earlier one is done
+        pending = len(flight.groups) * self.lag
+        for g in flight.groups:  # this step's groups stay in flight (lag); every earlier one is done
             done = H.WgmmaWaitOp(g.value, pending)
             inner.append(done)
-            for key, value in list(regs.map.items()):
-                if value is g.value:
-                    regs.map[key] = done.result
+            for regs in rs:
+                for key, value in list(regs.map.items()):
+                    if value is g.value:
+                        regs.map[key] = done.result
         flight.groups = []
-        self._free_previous(inner, step_it, it, frees)
-        inner.append(scf.YieldOp(binop(inner, arith.AddiOp, step_it, 1), *(regs.get(v) for v in yld.operands)))
-        block.add_ops(inner)
+        if self.lag:
+            self._free_previous(inner, step_it, it, frees)
+        else:
+            inner += [self.arrive(stage, bar) for bar in frees]
         lb, ub, st_ = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
         lb, ub = mapping.get(K_RANGE, (lb, ub))
-        new_loop = scf.ForOp(lb, ub, st_, [it, *inits], block)
-        ops.append(new_loop)
-        for old, new in zip(loop.results, new_loop.results[1:]):
-            drained = H.WgmmaWaitOp(new, 0)
-            ops.append(drained)
-            regs.map[old] = drained.result
-        self._free_previous(ops, new_loop.results[0], it, frees)
+        new_loop = self._close_loop(rs, ops, block, inner, inits, it, (lb, ub, st_))
+        for regs in rs:
+            for old in loop.results:
+                drained = H.WgmmaWaitOp(regs.map[old], 0)
+                ops.append(drained)
+                regs.map[old] = drained.result
+        if self.lag:
+            self._free_previous(ops, new_loop.results[0], it, frees)
         return new_loop.results[0]
 
     def _free_previous(self, ops: list, step: SSAValue, first: SSAValue, bars: list[int]) -> None:
@@ -500,10 +558,10 @@ class BodyBuilder(TileOverlap, Builder):
         first.map.update(zip(args, inits))
         stage, ring_phase = ring_slot(region, it, self.stages)
         if pre is None:
-            self._step(first, region, rot.early + rot.rest, stage, ring_phase, consumer, it, flight)
+            self._step([first], region, rot.early + rot.rest, stage, ring_phase, consumer, it, flight)
         else:
             first.map.update(pre)
-            self._step(first, region, rot.rest, stage, ring_phase, consumer, it, flight)
+            self._step([first], region, rot.rest, stage, ring_phase, consumer, it, flight)
         flight.drain(region)
         live0 = [first.get(v) for v in rot.live]
 
@@ -521,11 +579,11 @@ class BodyBuilder(TileOverlap, Builder):
                 nxt.map[a] = cur.get(y)
         s_cur, p_cur = ring_slot(inner, step_it, self.stages)
         s_nxt, p_nxt = ring_slot(inner, it1, self.stages)
-        self._step(nxt, inner, rot.early, s_nxt, p_nxt, consumer, it1, flight)
-        self._step(cur, inner, [rot.last, *rot.tail], s_cur, p_cur, consumer, step_it, flight)
+        self._step([nxt], inner, rot.early, s_nxt, p_nxt, consumer, it1, flight)
+        self._step([cur], inner, [rot.last, *rot.tail], s_cur, p_cur, consumer, step_it, flight)
         for i in rot.late:
             nxt.map[args[i]] = cur.get(yld.operands[i])
-        self._step(nxt, inner, rot.rest, s_nxt, p_nxt, consumer, it1, flight)
+        self._step([nxt], inner, rot.rest, s_nxt, p_nxt, consumer, it1, flight)
         flight.drain(inner)
         self._turns(inner)
         inner.append(scf.YieldOp(it1, *(nxt.get(v) for v in rot.live)))
@@ -543,7 +601,7 @@ class BodyBuilder(TileOverlap, Builder):
                                 binop(region, arith.MuliOp, binop(region, arith.DivSIOp, span, step), step))
         it_last = rotated.results[0]
         stage, phase = ring_slot(region, it_last, self.stages)
-        self._step(end, region, [rot.last, *rot.tail], stage, phase, consumer, it_last, flight)
+        self._step([end], region, [rot.last, *rot.tail], stage, phase, consumer, it_last, flight)
         flight.drain(region)
         outs = [end.get(y) for y in yld.operands]
         region.append(scf.YieldOp(binop(region, arith.AddiOp, it_last, 1), *outs))
@@ -558,10 +616,10 @@ class BodyBuilder(TileOverlap, Builder):
             regs.map[old] = new
         return guarded.results[0]
 
-    def _step(self, regs: Regs, ops: list, todo: list[Operation], stage: SSAValue, phase: SSAValue,
+    def _step(self, rs: list[Regs], ops: list, todo: list[Operation], stage: SSAValue, phase: SSAValue,
               consumer: SSAValue, step_it: SSAValue, flight: InFlight | None) -> None:
-        """Ops of one loop step on `regs`: copies become full-barrier waits, mmas wgmmas (waited at once, or at
-        their first use through `flight`), the rest register ops."""
+        """Ops of one loop step on each block's registers `rs`: copies become full-barrier waits, mmas wgmmas
+        (waited at once, or at their first use through `flight`), the rest register ops."""
         bd = self.body_
         copies = {st.copy.token: st for st in bd.ring}
         staged = {st.alloc for st in bd.staged}
@@ -583,56 +641,71 @@ class BodyBuilder(TileOverlap, Builder):
                 flight.drain(ops)
             out = [] if flight is not None else ops
             if isinstance(op, FragmentMmaOp):
-                self._mma(regs, out, mmas[op], stage, consumer, step_it, flight)
+                self._mma(rs, out, mmas[op], stage, consumer, flight)
             else:
-                self._register_op(regs, out, op)
+                self._register_op(rs, out, op)
             if flight is not None:
                 flight.settle(ops, out)
 
-    def _register_op(self, regs: Regs, ops: list, op: Operation) -> None:
-        """A tile op on registers; a register tile packed as a wgmma operand is the same registers."""
-        if isinstance(op, FragmentPackOp):
-            if any(not _is_zero(v) for v in op.offsets):
-                raise refuse(op, "a register tile packed at a nonzero offset: a wgmma operand from registers is "
-                                 "the whole tile")
-            if op.result.type.role.data == "b":
-                raise refuse(op, "a wgmma b operand from registers: wgmma reads B from shared memory")
-            regs.map[op.result] = regs.get(op.source)
+    def _register_op(self, rs: list[Regs], ops: list, op: Operation) -> None:
+        """A tile op on each block's registers (index math once, shared); a register tile packed as a wgmma
+        operand is the same registers."""
+        first = rs[0]
+        if len(rs) > 1 and is_scalar(op) and op not in first.deferred:
+            first.lower(ops, op)
+            for regs in rs[1:]:
+                regs.map.update((r, first.map[r]) for r in op.results)
             return
-        lower_all(regs, ops, [op])
+        for regs in rs:
+            if isinstance(op, FragmentPackOp):
+                if any(not _is_zero(v) for v in op.offsets):
+                    raise refuse(op, "a register tile packed at a nonzero offset: a wgmma operand from registers is "
+                                     "the whole tile")
+                if op.result.type.role.data == "b":
+                    raise refuse(op, "a wgmma b operand from registers: wgmma reads B from shared memory")
+                regs.map[op.result] = regs.get(op.source)
+                continue
+            lower_all(regs, ops, [op])
 
-    def _mma(self, regs: Regs, ops: list, mm: Mma, stage: SSAValue, consumer: SSAValue, step_it: SSAValue,
+    def _mma(self, rs: list[Regs], ops: list, mm: Mma, stage: SSAValue, consumer: SSAValue,
              flight: InFlight | None = None) -> None:
-        """One mma as wgmma, waited for (or left in `flight`, waited at its result's first use)."""
+        """One mma as a wgmma per block of `rs`, waited for (or left in `flight`, waited at its result's first
+        use); the ring slots it is the last reader of are freed once every block's is done."""
         bd = self.body_
-        acc = regs.get(mm.op.acc)
         b = mm.b
         b_stage = self._slot_bytes(b) if b.ring else 0
         b_rows = mm.n
         # one slot index addresses both operands; a fixed operand's stage_bytes is 0, so any index does
         at = stage if b.ring or (mm.a is not None and mm.a.ring) else index_const(ops, 0)
-        if mm.a is None:
-            wg = W.WgmmaRsOp(acc, regs.get(mm.op.a), at, n=mm.n, k=mm.k, dtype=bd.dtype,
-                             b=(b.base, b_stage, b_rows), swizzle=bd.swizzle, b_major=b.major)
-        else:
-            a = mm.a
-            own = not a.ring and a.slots > 1  # a double-buffered fixed A: its own slot beside B's ring stage
-            a_stage = self._slot_bytes(a) if a.ring or own else 0
-            wg_bytes = WG_ROWS * (bd.swizzle if a.major == "k" else 2 * mm.k)
-            wg = H.WgmmaOp(acc, at, consumer, n=mm.n, k=mm.k, dtype=bd.dtype,
-                           a=(a.base, a_stage, bd.bm, wg_bytes), b=(b.base, b_stage, b_rows), swizzle=bd.swizzle,
-                           a_major=a.major, b_major=b.major, a_slot=self.slot_now if own else None)
-        ops.append(wg)
-        hold = wg.a if mm.a is None else None
-        if flight is not None:
-            regs.map[mm.op.result] = wg.result
-            flight.issue(wg.result, [(stage, st.empty, self._reach(st.empty)) for st in mm.last_reader_of], hold)
-            return
-        done = H.WgmmaWaitOp(wg.result, 0, hold)
-        ops.append(done)
-        regs.map[mm.op.result] = done.result
-        for st in mm.last_reader_of:
-            ops.append(self.arrive(stage, st.empty))
+        issued = []
+        for regs in rs:
+            acc = regs.get(mm.op.acc)
+            if mm.a is None:
+                wg = W.WgmmaRsOp(acc, regs.get(mm.op.a), at, n=mm.n, k=mm.k, dtype=bd.dtype,
+                                 b=(b.base, b_stage, b_rows), swizzle=bd.swizzle, b_major=b.major)
+            else:
+                a = mm.a
+                own = not a.ring and a.slots > 1  # a double-buffered fixed A: its own slot beside B's ring stage
+                a_stage = self._slot_bytes(a) if a.ring or own else 0
+                wg_bytes = WG_ROWS * (bd.swizzle if a.major == "k" else 2 * mm.k)
+                wg = H.WgmmaOp(acc, at, regs.block, n=mm.n, k=mm.k, dtype=bd.dtype,
+                               a=(a.base, a_stage, bd.bm, wg_bytes), b=(b.base, b_stage, b_rows),
+                               swizzle=bd.swizzle, a_major=a.major, b_major=b.major,
+                               a_slot=self.slot_now if own else None)
+            ops.append(wg)
+            issued.append((regs, wg))
+        for i, (regs, wg) in enumerate(issued):
+            hold = wg.a if mm.a is None else None
+            frees = mm.last_reader_of if i == len(issued) - 1 else []
+            if flight is not None:
+                regs.map[mm.op.result] = wg.result
+                flight.issue(wg.result, [(stage, st.empty, self._reach(st.empty)) for st in frees], hold)
+                continue
+            done = H.WgmmaWaitOp(wg.result, 0, hold)
+            ops.append(done)
+            regs.map[mm.op.result] = done.result
+            for st in frees:
+                ops.append(self.arrive(stage, st.empty))
 
 
 def _is_zero(v: SSAValue) -> bool:

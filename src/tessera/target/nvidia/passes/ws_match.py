@@ -69,13 +69,21 @@ class Body:
     epilogue: list[Operation]
     bm: int
     dtype: object
+    wg_rows: int = WG_ROWS  # rows a consumer warpgroup's fragments cover: 64, or 128 (two m64 blocks, BM = 256)
     swizzle: int = 0
     staging: int = 0  # bytes of the TMA store epilogue's staging (16 KiB per consumer), after the slots
     stage_base: int = 0  # its offset
+    turns: int = 0  # whole-tile ping-pong: two turn barriers after the ring's, at `turn`
+    turn: int = 0
 
     @property
     def consumers(self) -> int:
-        return self.bm // WG_ROWS
+        return self.bm // self.wg_rows
+
+    @property
+    def blocks(self) -> int:
+        """64-row blocks (one m64 wgmma each) a consumer warpgroup holds of a tile it shares."""
+        return self.wg_rows // WG_ROWS
 
     @property
     def ring(self) -> list[Staged]:
@@ -158,11 +166,13 @@ def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
             raise refuse(pa, "a register A operand is a whole [BM, K] tile (layout \"row\"): wgmma's RS form "
                              "reads it from the accumulator layout")
         wm, wn = (v.data for v in pa.warps.data)
+        rows = fa.m.data  # rows per consumer warpgroup: 64, or 128 (two m64 blocks of a 256-row tile)
         tile_m = pa.source.type.get_shape()[0] if a is None or a.major == "k" else a.cols
-        if fa.m.data != WG_ROWS or wn != 1 or tile_m != wm * WG_ROWS or tile_m not in (64, 128, 192):
-            raise refuse(m, f"a {tile_m}-row tile on warpgroups [{wm}, {wn}] of {fa.m.data} rows: this lowering "
-                            "runs one consumer warpgroup per 64 rows, BM = 64, 128 or 192",
-                         "use BLOCK_M = 64, 128 or 192 and the default warp grid")
+        if (rows not in (WG_ROWS, 2 * WG_ROWS) or wn != 1 or tile_m != wm * rows
+                or tile_m not in (64, 128, 192, 256) or (rows == 2 * WG_ROWS) != (tile_m == 256)):
+            raise refuse(m, f"BM={tile_m} on warpgroups [{wm}, {wn}] of {rows} rows: this lowering runs one "
+                            "consumer warpgroup per 64 rows (BM = 64, 128 or 192), or two of 128 (BM = 256)",
+                         "use BLOCK_M = 64, 128, 192 or 256 and the default warp grid")
         if bm is not None and tile_m != bm:
             raise refuse(m, f"mmas of {bm} and {tile_m} rows in one loop: every mma covers the same BM rows")
         bm, dtype = tile_m, fa.elem
@@ -186,11 +196,12 @@ def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
             members = [m for m in known.values() if m is st or m.lead is st]
             last = [mm for mm in found if any(m in (mm.a, mm.b) for m in members)][-1]
             last.last_reader_of.append(st)
-    _check_registers(found, bm)
+    wg_rows = mmas[0].a.type.m.data
+    check_registers(found, bm // wg_rows, wg_rows // WG_ROWS, bm)
     ops = list(entry.ops)
     at = ops.index(loop)
     prologue, epilogue = ops[:at], [op for op in ops[at + 1:] if not isinstance(op, func.ReturnOp)]
-    body = Body(loop, found, list(known.values()), prologue, epilogue, bm, dtype)
+    body = Body(loop, found, list(known.values()), prologue, epilogue, bm, dtype, wg_rows)
     _plan_smem(body, mmas[0])
     return body
 
@@ -198,18 +209,19 @@ def match_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp]) -> Body:
 ACC_BUDGET = {1: 192, 2: 160, 3: 96}  # f32 accumulator registers per consumer thread, by consumer warpgroups
 
 
-def _check_registers(mmas: list[Mma], bm: int) -> None:
-    """The loop's wgmma accumulators (n / 2 registers per thread each) must leave a consumer thread room for the
-    loop body and the epilogue: at most ACC_BUDGET of the 255 registers of one consumer, the 232 of two or the 160
-    of three (setmaxnreg). Above it ptxas spills or serialises the wgmmas."""
-    consumers = bm // WG_ROWS
-    acc = sum(m.n // 2 for m in mmas)
+def check_registers(mmas: list[Mma], consumers: int, blocks: int, bm: int) -> None:
+    """The loop's wgmma accumulators (n / 2 registers per thread each, per 64-row block a consumer holds) must
+    leave a consumer thread room for the loop body and the epilogue: at most ACC_BUDGET of the 255 registers of
+    one consumer, the 232 of two or the 160 of three (setmaxnreg). Above it ptxas spills or serialises the
+    wgmmas."""
+    acc = blocks * sum(m.n // 2 for m in mmas)
     budget = ACC_BUDGET[consumers]
     if acc > budget:
         regs = {1: 255, 2: REGS[2][1], 3: REGS[3][1]}[consumers]
-        raise refuse(mmas[0].op, f"wgmma accumulators of {acc} registers per thread on {consumers} consumer "
-                                 f"warpgroup{'s' * (consumers > 1)} of {regs} registers ({bm}-row tiles): at most "
-                                 f"{budget} leave room for the loop body and the epilogue",
+        held = f" ({blocks} blocks of 64 rows each)" if blocks > 1 else ""
+        raise refuse(mmas[0].op, f"wgmma accumulators of {acc} registers per thread{held} on {consumers} "
+                                 f"consumer warpgroup{'s' * (consumers > 1)} of {regs} registers ({bm}-row tiles): "
+                                 f"at most {budget} leave room for the loop body and the epilogue",
                      "use narrower tiles (a smaller N per wgmma) or fewer rows per CTA")
 
 
@@ -243,7 +255,8 @@ def _plan_smem(body: Body, at: Operation, stages: int = 1) -> int:
     for st in body.ring:
         if st.lead is not None:
             st.full, st.empty = st.lead.full, st.lead.empty
-    return offset
+    body.turn = offset
+    return offset + 8 * body.turns
 
 
 def accumulates_only(body: Body) -> bool:

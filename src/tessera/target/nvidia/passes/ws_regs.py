@@ -1,7 +1,7 @@
 """Tile values of a warp-specialised kernel in a consumer warpgroup's registers, by layout.
 
-A consumer warpgroup owns one 64-row block of every tile with the kernel's
-BM rows. Each tile value becomes per-thread registers whose layout follows
+A `Regs` lowers one 64-row block of every tile with the kernel's BM rows (a
+consumer warpgroup holds one, or several, each with its own `Regs`). Each tile value becomes per-thread registers whose layout follows
 from its shape (`Regs.kind`):
 
 * `acc`  [BM, n]: wgmma's D layout, `vector<n/2 x T>` (tessera.target.nvidia.ir.wgreg_ops);
@@ -44,7 +44,8 @@ class Regs:
         self.kinds: dict[SSAValue, str] = {}
         self.guards: dict[Operation, Guard] = {}  # selects whose mask may pass whole (ws_masks)
         self.deferred: set[Operation] = set()  # those masks' own ops: lowered inside the guard's else branch
-        self.tma: tuple[Operation, int] | None = None  # (the store that goes through TMA, its staging offset)
+        # (the store that goes through TMA, the staging offset, the consumer warpgroup whose staging it uses)
+        self.tma: tuple[Operation, int, SSAValue] | None = None
 
     def guard_masks(self, block: Block) -> None:
         """Guard the selects of `block` whose masks pass by a scalar test (see ws_masks)."""
@@ -253,7 +254,7 @@ class Regs:
             if mask is not None and self.kind(op, op.mask.type)[0] != "acc":
                 raise refuse(op, f"a masked store whose mask is not a {self.bm}xN tile: broadcast it first")
             if self.tma is not None and op is self.tma[0] and not outer:  # staged in shared memory, TMA boxes
-                ops.append(H.WgaccStoreTmaOp(self.get(value), op.dest, at, col, self.block, n, self.tma[1]))
+                ops.append(H.WgaccStoreTmaOp(self.get(value), op.dest, at, col, self.tma[2], n, self.tma[1]))
                 return
             write = H.WgaccAtomicAddOp if isinstance(op, T.AtomicAddOp) else H.WgaccStoreOp
             ops.append(write(self.get(value), op.dest, at, col, n, outer=outer, mask=mask))

@@ -110,7 +110,7 @@ class TileOverlap:
         mapping[LOCAL_TILE] = local
         runs = binop(ops, arith.AndIOp, cmpi(ops, t, total, "slt"),
                      cmpi(ops, self.units.trip(ops, mapping), index_const(ops, 0), "sgt"))
-        regs = self._tile_regs(ops, mapping, consumer)
+        regs, = self._tile_regs(ops, mapping, consumer)  # one block: tile overlap needs a rotated loop
         slot, phase = self._fixed_slot(ops, mapping)
         waits: list[Operation] = [H.MbarrierWaitOp(slot, phase, st.full) for st in bd.fixed]
         src = loop.body.block
@@ -121,7 +121,7 @@ class TileOverlap:
         stage, ring_phase = ring_slot(ops, it, self.stages)
         issued: list[Operation] = []
         outer_slot, self.slot_now = self.slot_now, slot
-        self._step(regs, issued, rot.early, stage, ring_phase, consumer, it, flight)
+        self._step([regs], issued, rot.early, stage, ring_phase, consumer, it, flight)
         self.slot_now = outer_slot
         waits += [op for op in issued if isinstance(op, H.MbarrierWaitOp)]
         ops.append(scf.IfOp(runs, [], [*waits, scf.YieldOp()]))
