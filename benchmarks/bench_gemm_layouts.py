@@ -92,13 +92,12 @@ def make_call(torch, config: dict, A, B, out, ta: bool, tb: bool, M: int, N: int
     return lambda: ck.launch(grid, [A, B, out, 1.0], stream=stream)
 
 
-def make_swap_call(torch, M: int, N: int, A, B, out, ta: bool, tb: bool):
-    """ops.gemm's decode launch (M <= 64, nothing tuned): the kernel of `swap_config(M)` on C^T = op(B)^T op(A)^T,
-    written through `out`'s transposed view, as tessera.ops._gemm builds it."""
+def make_swap_call(torch, M: int, N: int, A, B, out, ta: bool, tb: bool, config: dict | None = None):
+    """ops.gemm's decode launch (M <= 64): the kernel of `config` (default: `swap_config(M)`, nothing tuned) on
+    C^T = op(B)^T op(A)^T, written through `out`'s transposed view, as tessera.ops._gemm builds it."""
     from tessera.ops._hopper import compile_plain, layout_of, swap_config
 
-    cfg = swap_config(M)
-    ck, cfg = compile_plain(cfg.as_dict(), "bf16", layout_of(not tb, not ta))
+    ck, cfg = compile_plain(config or swap_config(M).as_dict(), "bf16", layout_of(not tb, not ta))
     values, _ = ck.values([B, A, torch.empty(N, M, device="cuda", dtype=out.dtype), 1.0])
     at = ck._at
     values[at[(2, "ptr", None)]] = out.data_ptr()
@@ -136,7 +135,8 @@ def row(bench: Bench, layout: str, M: int, N: int, K: int, tune: bool) -> dict:
     if tune:
         res = ops.tune_gemm(M, N, K, "bf16", layout=layout, progress=False, runs=5)
         entry["tuned_config"] = res.config
-        fns["tuned"] = make_call(torch, res.config, A, B, outs["tuned"], ta, tb, M, N)
+        fns["tuned"] = (make_swap_call(torch, M, N, A, B, outs["tuned"], ta, tb, res.config) if res.config.get("swap_ab")
+                        else make_call(torch, res.config, A, B, outs["tuned"], ta, tb, M, N))
     rows = None if M * N * K <= 1 << 33 else torch.randperm(M, generator=g, device="cuda")[:256]
     ref = (x.double() if rows is None else x[rows].double()) @ y.double()
     errs = {}

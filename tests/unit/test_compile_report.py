@@ -222,3 +222,16 @@ def test_demo_report_prints_the_report_and_rejects_unknown_flags(capsys):
     assert "OPT_COMMAND_LINE" in capsys.readouterr().err
     cli.main(["--help"])
     assert "tessera demo [--report]" in capsys.readouterr().out
+
+
+def test_a_performance_warning_is_rebuilt_from_its_message():
+    """pytest-xdist (and pickling) rebuild a warning from its args: the message text must do."""
+    import pickle
+
+    from tessera.compiler.report import Finding, TesseraPerformanceWarning
+    from tessera.ir import diagnostics as D
+
+    w = TesseraPerformanceWarning(Finding(D.COMPILE_PERF_REGISTER_LIMIT, "k uses 255 registers"))
+    again = type(w)(*w.args)
+    assert str(again) == str(w) and again.code is None and w.code is D.COMPILE_PERF_REGISTER_LIMIT
+    assert str(pickle.loads(pickle.dumps(w))) == str(w)

@@ -49,12 +49,12 @@ def test_default_rule_big_tiles_in_clusters_from_two_waves_one_wave_without_else
 
 
 def test_default_rule_for_decode_and_for_b_stored_k_by_n():
-    """M <= 64: 64-row tiles, K split while 64 x 128 tiles leave SMs idle (N = 4096: 32 tiles x 4 splits); N =
-    14336 has 112 tiles already. With B stored [K, N] (NN, TN) 4000^3 keeps 128 x 256 (160 columns would be read
+    """M <= 64: 64-row tiles, K split while the units fill at most half a wave (N = 4096: 32 tiles x 2 splits, the
+    H200's tuned winner at M = 64); N = 14336 has 112 tiles already. With B stored [K, N] (NN, TN) 4000^3 keeps 128 x 256 (160 columns would be read
     through the 64-byte swizzle: 0.90x cuBLAS on the H200, against 0.99x)."""
     dec = {"BM": 64, "BN": 128, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 1, "multicast": "b"}
     for m in (1, 16, 64):
-        assert H.default_config(m, 4096, 4096).as_dict() == {**dec, "splitk": 4}
+        assert H.default_config(m, 4096, 4096).as_dict() == {**dec, "splitk": 2}
         assert H.default_config(m, 14336, 4096, layout="NN").as_dict() == {**dec, "splitk": 1}
     assert H.default_config(16, 4096, 1024).splitk == 1  # a split of fewer than 16 K steps is not worth its fixup
     assert H.default_config(4000, 4000, 4000, layout="NN").as_dict()["BN"] == 256
@@ -313,10 +313,10 @@ def _decode_calls(tmp_path, monkeypatch, M: int, N: int, K: int, ta: bool = Fals
 @pytest.mark.parametrize("M", [1, 16, 30, 64])
 @pytest.mark.parametrize("ta, tb", [(False, True), (False, False), (True, True), (True, False)])
 def test_decode_gemms_run_swapped_on_an_emulated_sm90_device(tmp_path, monkeypatch, M, ta, tb):
-    """M <= 64 with nothing tuned or pinned (issue 16, item 2): ops.gemm computes C^T = op(b)^T op(a)^T with the
-    wide operand in wgmma's 64 rows and C's M rows as a wgmma N of 16, 32 or 64, writing C through its transposed
-    view with register stores; every layout, ragged N and K, an activation, and the warm path (a second call
-    with new data) against float64."""
+    """M <= 32 with nothing tuned or pinned (issue 16, item 2): ops.gemm computes C^T = op(b)^T op(a)^T with the
+    wide operand in wgmma's 64 rows and C's M rows as a wgmma N of 16 or 32, writing C through its transposed
+    view with register stores; M = 64 runs the unswapped 64 x 128 default (the H200's tuned winner there); every
+    layout, ragged N and K, an activation, and the warm path (a second call with new data) against float64."""
     import numpy as np
 
     import tessera.ops as ops
@@ -332,14 +332,18 @@ def test_decode_gemms_run_swapped_on_an_emulated_sm90_device(tmp_path, monkeypat
         ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_a=ta, trans_b=tb, activation="silu",
                  out=FakeDeviceArray(out))
         rec = ops.last_run()
-        assert rec.arch == "sm_90a" and rec.config["swap_ab"] is True and rec.config["store"] == "registers"
-        assert rec.config["BN"] == (16 if M <= 16 else 32 if M <= 32 else 64)
-        assert (rec.config["TRANS_A"], rec.config["TRANS_B"]) == (not tb, not ta)
+        if M > H.SWAP_DEFAULT_M:
+            assert rec.arch == "sm_90a" and "swap_ab" not in rec.config and (rec.config["BM"], rec.config["BN"]) == (64, 128)
+            assert (rec.config["TRANS_A"], rec.config["TRANS_B"]) == (ta, tb)
+        else:
+            assert rec.arch == "sm_90a" and rec.config["swap_ab"] is True and rec.config["store"] == "registers"
+            assert rec.config["BN"] == (16 if M <= 16 else 32)
+            assert (rec.config["TRANS_A"], rec.config["TRANS_B"]) == (not tb, not ta)
         ref = G.reference_gemm(f(a), f(w), None, None, None, 1.0, None, trans_a=ta, trans_b=tb, activation="silu")
         assert rel_error(f(out), ref) <= error_bound("f16")
 
 
-@pytest.mark.parametrize("M, tb, epilogue", [(16, True, "c"), (64, False, "c_in_place"), (5, True, "residual")])
+@pytest.mark.parametrize("M, tb, epilogue", [(16, True, "c"), (32, False, "c_in_place"), (5, True, "residual")])
 def test_decode_gemms_reading_c_or_a_residual_run_swapped(tmp_path, monkeypatch, M, tb, epilogue):
     """c (beta, into another out or in place) and a residual swap with the product: read through their
     transposed views as C^T is written, with a bias and a relu; a second call with new data takes the warm
@@ -372,7 +376,7 @@ def test_decode_gemms_reading_c_or_a_residual_run_swapped(tmp_path, monkeypatch,
         assert rel_error(f(out), ref) <= error_bound("f16")
 
 
-@pytest.mark.parametrize("M, tb, rank", [(16, True, 1), (64, False, 2), (5, True, 2)])
+@pytest.mark.parametrize("M, tb, rank", [(16, True, 1), (32, False, 2), (5, True, 2)])
 def test_decode_gemms_with_a_bias_run_swapped_with_the_bias_along_the_rows(tmp_path, monkeypatch, M, tb, rank):
     """nn.Linear at decode (issue 16): a bias, [N] or [1, N], runs swapped as well, added along C^T's rows
     (kernels.gemm BIAS_AXIS="m": an [N, M] view of column stride 0), before a gelu; a second call with new data

@@ -47,9 +47,16 @@ class Finding:
 
 
 class TesseraPerformanceWarning(UserWarning):
-    """A kernel compiled but will run slower than it should; `.code` and `.finding` say why."""
+    """A kernel compiled but will run slower than it should; `.code` and `.finding` say why.
 
-    def __init__(self, finding: Finding):
+    Also built from its message text alone (`TesseraPerformanceWarning(str(w))`), as pytest-xdist rebuilds a
+    worker's warnings from their args; `.code` and `.finding` are then None."""
+
+    def __init__(self, finding: Finding | str):
+        if isinstance(finding, str):
+            super().__init__(finding)
+            self.code = self.finding = None
+            return
         super().__init__(f"{finding.text()}\n  hint: {finding.code.hint}")
         self.code, self.finding = finding.code, finding
 

@@ -141,11 +141,14 @@ def _cfg(BM: int, BN: int, stages: int, schedule: str, cluster: int = 1, splitk:
     return HopperConfig(BM, BN, 64, LaunchShape(stages=stages, schedule=schedule, cluster=cluster, splitk=splitk))
 
 
-SWAP_M = 64  # decode: a product of at most this many rows runs swapped (see `swap_config`)
+SWAP_M = 64  # decode: a product of at most this many rows may run swapped (tuning candidates; see `swap_config`)
+# ... and runs swapped by default up to this many. At M = 64 the unswapped 64 x 128 tiles won on the H200
+# (2026-12-07, hopper-gemm-layouts.json tuned column: 0.96-1.11x cuBLAS against 0.88-1.01x swapped)
+SWAP_DEFAULT_M = 32
 
 
 def swap_config(M: int) -> HopperConfig:
-    """The config of a swapped decode GEMM (C^T = B^T A^T, for M <= SWAP_M): the wide operand fills wgmma's 64
+    """The config of a swapped decode GEMM (C^T = B^T A^T; by default for M <= SWAP_DEFAULT_M): the wide operand fills wgmma's 64
     rows, C's M rows are a wgmma N of 16, 32 or 64, 128-deep K steps in a ring as deep as shared memory takes,
     and register stores into C's transposed view (TMA cannot describe it). From the H100 probe of 2026-12-06
     (benchmarks/results/2026-12-06-h100-decode-swap-probe.json): 1.21-1.22x cuBLAS at M = 1 and 16, N = K =
@@ -210,9 +213,10 @@ def default_config(M: int, N: int, K: int, reads_tiles: bool = False, layout: st
     if 4 * big_tiles >= 3 * SMS:
         return _cfg(128, 256, 4, "cooperative")
     if M <= 64:
-        # decode: memory-bound on the weight; 64-row tiles, K split until the units come close to one wave
+        # decode: memory-bound on the weight; 64-row tiles, K split while the units fill at most half a wave (the
+        # tuned winners on the H200, 2026-12-07: 32 tiles x 2 splits at N = 4096, 112 tiles unsplit at N = 14336)
         tiles = -(-N // 128)
-        splits = max([s for s in (1, 2, 4) if tiles * s <= SMS and K >= 16 * 64 * s] + [1])
+        splits = max([s for s in (1, 2, 4) if 2 * tiles * s <= SMS and K >= 16 * 64 * s] + [1])
         return _cfg(64, 128, 8, "cooperative", splitk=splits)
     if 2 * (-(-M // 128) * -(-N // 128)) <= SMS and K >= max(SPLITK_MIN_K, 4 * max(M, N)):
         # few tiles and a K long next to both sides (not a memory-bound skinny product): two units per tile, in

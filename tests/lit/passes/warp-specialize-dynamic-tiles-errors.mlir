@@ -8,5 +8,5 @@
 // CLUSTER: error: NV_WGMMA_{{UNSUPPORTED}}: {{.*}}tiles=dynamic with cluster=2
 // CLUSTER: hint: use cluster=1
 // STREAMK: error: NV_WGMMA_{{UNSUPPORTED}}: {{.*}}tiles=dynamic with streamk=1
-// PINGPONG: error: NV_WGMMA_{{UNSUPPORTED}}: {{.*}}tiles=dynamic with schedule=pingpong on a GEMM K-loop
+// PINGPONG: error: NV_WGMMA_{{UNSUPPORTED}}: {{.*}}tiles=dynamic with schedule=pingpong on a loop that only accumulates
 // OPTION: tiles=greedy is not one of static, dynamic

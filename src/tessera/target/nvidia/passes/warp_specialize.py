@@ -1,66 +1,43 @@
-"""warp-specialize{arch stages group_m schedule cluster multicast store splitk streamk tiles}: a wgmma loop kernel -> a persistent,
-warp-specialised sm_90a nv kernel.
+"""warp-specialize{arch stages group_m schedule cluster multicast store splitk streamk overlap tiles}: a kernel whose
+top-level loop issues wgmma mmas -> a persistent, warp-specialised sm_90a nv kernel.
 
-Two lowerings, one road being finished: the general loop body (`ws_body`: any number of wgmmas, operands staged
-in the loop or once per tile, register A, softmax in registers; attention, and every cooperative GEMM config, in
-clusters of 1 or 2, either store, split-K or stream-K) and the GEMM builder (`ws_builder`, below), which a
-GEMM-shaped K-loop still takes only for what the body does not have yet: whole-tile ping-pong and BM = 256
-(`WarpSpecialize._needs_kloop_builder`). For the configs that moved the body emits the builder's SASS line for
-line (tests/unit/test_gemm_on_general_body.py).
+One lowering for every such kernel, GEMM and attention alike (`ws_body`; what it found is `ws_match.Body`):
 
-The GEMM builder's input: what tile-to-fragments{arch=sm_90a} makes of a GEMM-shaped tile
-program (DESIGN section 2): one `scf.for` K-loop whose body copies two
-global windows into shared tiles (`tile.view` + `tile.async_copy`), packs a
-and b wgmma fragments from them (each K-major or MN-major: A as M x K or,
-transposed, K x M; B as N x K transposed or K x N as a plain a@b has it) and
-accumulates with `tile.fragment_mma` into a loop-carried accumulator that
-starts at `fragment_zero`; scalar index math before the loop; after it, an
-epilogue of elementwise tile ops, loads, broadcasts of [1, N] rows and
-stores on the accumulator's tile.
+Input: what tile-to-fragments{arch=sm_90a} makes of a tile program: one top-level `scf.for` whose body copies
+global windows into shared tiles (`tile.view` + `tile.async_copy`: in the loop, a TMA ring; before it, once per
+tile), packs wgmma operands from them (each K-major or MN-major) or from register tiles (A only: wgmma's RS form),
+runs any number of `tile.fragment_mma` on any number of carried accumulators (zero or not) and register tile math
+(softmax: `ws_regs`); scalar index math before the loop; after it an epilogue of register tile ops, loads and
+stores.
 
 Output (nv IR, one thread's view; see `tessera.target.nvidia.ir.hopper_ops`):
 
-* shared memory (`ws_layout`; the unit raster is `ws_units`): `stages` slots of A and B in the canonical
-  swizzled layouts (K-major, or MN-major read with imm-trans; TMA boxes of one swizzle row across the
-  tile's contiguous dimension), the TMA store staging
-  (store=tma), then the mbarrier arrays: `full` (TMA bytes landed) and
-  `empty` (consumers done with the slot);
-* warpgroup 0 is the producer: it gives registers back (setmaxnreg.dec) and
-  its thread 0 walks the tiles issuing, per K step, wait(empty) ->
-  expect_tx(full) -> TMA loads;
-* warpgroups 1..2 (1..3 at BM = 192) are consumers, 64 rows of the tile each (128, two 64-row
-  blocks, when BM = 256; ping-pong: whole tiles, alternating): they take
-  registers (setmaxnreg.inc) and per K step wait(full) -> wgmma over BK ->
-  wait for the previous step's wgmma group -> arrive(empty) for the previous
-  step's slot (one group stays in flight; with stages=1 each step waits for
-  its own group and frees its own slot, as the one slot is needed next); then run the epilogue from the
-  accumulator registers (`nv.wgacc_load`; the output through shared memory
-  and TMA stores, `nv.wgacc_store_tma`, or from registers, `nv.wgacc_store`);
-* persistence: both roles loop over the logical grid (`nv.logical_grid`)
-  from blockIdx.x in steps of gridDim.x, in grouped order (`group_m` rows of
-  tiles at a time, so a wave reuses A and B tiles from L2); `tile.program_id`
-  becomes the tile's coordinates. A running step counter gives every K step
-  its slot (counter % stages) and barrier phase ((counter / stages) % 2),
-  the same sequence in both roles; with tiles=dynamic a CTA's tiles after its first come from a launch-wide
-  counter instead (`ws_sched`: the producer fetches, the consumers follow through shared memory);
-* cluster=2: CTA pairs (`__cluster_dims__`) walk pairs of tile rows; each
-  CTA loads half of the B box and multicasts it, consumers release a slot
-  on both CTAs' `empty` barriers, and cluster syncs bracket the kernel;
-  with multicast=a the pairs are tile columns and they share A instead
-  (few tile rows: M small);
-* splitk=S: the persistent loop walks S units per tile, unit (tile, s)
-  running K steps [s * per, (s + 1) * per) of the tile's ceil(steps / S) =
-  per; before the epilogue `nv.splitk_fixup` meets the tile's splits in the
-  runtime's scratch buffer and only the last to arrive (per 64-row block)
-  runs the epilogue on the sum: split-K in one launch, for grids with too
-  few tiles to fill the GPU;
-* streamk=1: the tiles of the last, partial wave (and one wave before it)
-  share their K steps equally among the CTAs, which meet per tile in
-  `nv.streamk_fixup` the same way (`ws_units` says who takes what).
+* shared memory (`ws_match._plan_smem`): the staged tiles' slots in the canonical swizzled layouts (`stages` per
+  ring operand), the TMA store staging (store=tma: 16 KiB per consumer), then the mbarriers: a full/empty pair per
+  group of operands the program waits for together, turn barriers (whole-tile ping-pong), split-K verdict words;
+* warpgroup 0 is the producer: it gives registers back (setmaxnreg.dec) and its thread 0 walks the tiles
+  (`ws_walk.TileWalk`, the raster of `ws_units`) issuing each fixed operand's TMA once per tile and, per loop
+  step, wait(empty) -> expect_tx(full) -> TMA loads of each ring group;
+* warpgroups 1..3 are consumers (setmaxnreg.inc), each holding one 64-row block of a tile (two at BM = 256, the
+  whole tile with whole-tile ping-pong; one `ws_regs.Regs` per block): per step they wait(full), issue the
+  wgmmas, run the register math and free each slot once the last wgmma reading it is done. A loop that only
+  accumulates (a GEMM K-loop, a gated MLP's two projections) keeps a step's wgmma groups in flight across the back
+  edge; another loop (attention) is rotated by one step so the next step's first wgmmas run under this step's
+  softmax (`ws_overlap`), and tiles overlap the same way (`ws_tile_overlap`); then the epilogue from the
+  registers (stores, or `nv.wgacc_store_tma` through the staging);
+* persistence: both roles loop over the logical grid (`nv.logical_grid`) from blockIdx.x in steps of gridDim.x,
+  in grouped order; a running step counter gives every step its ring slot and phase, the same in both roles;
+  tiles=dynamic deals tiles from a launch-wide counter (`ws_sched`);
+* schedule=pingpong: on a loop that only accumulates, two consumers take alternate whole tiles and hand the ring
+  over through the turn barriers (one's epilogue under the other's loop); on any other loop the consumers share
+  each tile and take turns at issuing a step's wgmmas (warp-scheduler barriers);
+* cluster=2: CTA pairs walk pairs of tile rows (columns with multicast=a); a ring operand both read is loaded half
+  per CTA and multicast; its slots are released on both CTAs; cluster syncs bracket the kernel;
+* splitk=S / streamk=1 (a loop of one accumulating wgmma): a tile's K steps are split among units of work that
+  meet in the runtime's scratch buffer (`nv.splitk_fixup` / `nv.streamk_fixup`); the last piece runs the epilogue.
 
-Anything else with wgmma fragments is refused with NV_WGMMA_UNSUPPORTED
-naming the op and what would work; a wgmma fragment on a target other than
-sm_90a is NV_ARCH_UNSUPPORTED. A kernel without wgmma fragments is left
+Anything else with wgmma fragments is refused with NV_WGMMA_UNSUPPORTED naming the op and what would work; a wgmma
+fragment on a target other than sm_90a is NV_ARCH_UNSUPPORTED. A kernel without wgmma fragments is left
 byte-identical (the pass is a no-op on sm_80 / sm_90 pipelines).
 """
 
@@ -69,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, scf
+from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 
@@ -77,36 +54,26 @@ from tessera.ir import diagnostics as D
 from tessera.ir.fragment_ops import FragmentMmaOp
 from tessera.target.arch import parse_arch
 from tessera.passes.pipeline import register_pass
-from tessera.target.nvidia.passes.wgmma_kloop import KLOOP_OPS, is_scalar, match
-from tessera.ir.fragment_ops import AllocOp, AsyncCopyOp, FragmentPackOp, FragmentZeroOp
 from tessera.target.nvidia.passes.ws_body import lower_body
-from tessera.target.nvidia.passes.ws_builder import MULTICASTS, Builder
 from tessera.target.nvidia.passes.ws_sched import TILES
 
-from tessera.target.nvidia.knobs import CLUSTERS, MAX_SPLITK, MAX_STAGES, SCHEDULES, STORES  # noqa: F401, E402
-
-
-def lower_kernel(kernel: func.FuncOp, mma: FragmentMmaOp, stages: int, group_m: int,
-                 schedule: str = "cooperative", cluster: int = 1, store: str = "tma", splitk: int = 1,
-                 multicast: str = "b", streamk: bool = False, tiles: str = "static") -> None:
-    kl = match(kernel, mma)
-    builder = Builder(kl, stages, group_m, schedule, cluster, store, splitk, multicast, streamk, tiles)
-    _replace_body(kernel, builder.body(), kl.consumers, builder.lay.total)
-    _launch_attributes(kernel, cluster, builder.pair_axis, splitk, streamk)
+from tessera.target.nvidia.knobs import CLUSTERS, MAX_SPLITK, MAX_STAGES, MULTICASTS, SCHEDULES, STORES  # noqa: F401, E402
 
 
 @register_pass
 @dataclass(frozen=True)
 class WarpSpecialize(ModulePass):
-    """Lower a wgmma K-loop kernel to a persistent, warp-specialised sm_90a kernel fed by TMA and mbarriers.
+    """Lower a kernel whose loop issues wgmmas to a persistent, warp-specialised sm_90a kernel fed by TMA and
+    mbarriers.
 
     Options:
         arch: the target; only sm_90a kernels (wgmma fragments) change, others stay byte-identical.
         stages: depth of the TMA ring (shared-memory slots of A and B), 1 to 8.
         group_m: rows of tiles a persistent CTA wave walks before moving right (L2 reuse).
         schedule: cooperative (both consumer warpgroups share each tile, 64 rows each, or 128 at BM=256) or
-            pingpong. On a single-accumulator K-loop (the GEMM), each consumer owns whole tiles, alternating, so
-            one's epilogue overlaps the other's main loop (BM=128, BN<=128); on a general loop body (attention)
+            pingpong. On a loop that only accumulates (a GEMM K-loop), each of two consumers owns whole tiles,
+            alternating, so one's epilogue overlaps the other's main loop (BM=128; its accumulators must fit one
+            consumer's registers: BN <= 160 for one wgmma); on any other loop (attention)
             the consumers share each tile and take turns at issuing each step's wgmmas (warp-scheduler barriers,
             ws_body), so one's softmax runs under another's GEMMs (BM=128 or 192).
         cluster: CTAs per thread-block cluster, 1 or 2. With 2, the CTAs of a cluster take two tiles of one
@@ -128,12 +95,12 @@ class WarpSpecialize(ModulePass):
         overlap: 0 or 1, for the general loop body (several wgmmas) with schedule=cooperative. With 1 the loop
             is rotated by one step and each wgmma is waited for at its result's first use, so the next step's
             leading wgmmas run under this step's tail (attention: the softmax of step j+1 under P(j) V(j));
-            with 0 each wgmma is waited for where it is issued. The GEMM K-loop always keeps one group in
-            flight, and ping-pong's turns wait at once, so neither reads it.
+            with 0 each wgmma is waited for where it is issued. A loop that only accumulates keeps its groups in
+            flight across steps instead, and ping-pong's turns wait at once, so neither reads it.
         tiles: static (CTA c of P runs tiles c, c + P, ...) or dynamic (after its first, a CTA takes the next
             tile from a launch-wide counter, so CTAs that drew cheap tiles run more of them: for tiles of
-            unequal cost, such as causal attention's). Not with cluster=2, streamk=1, or a GEMM K-loop's
-            pingpong (its consumers alternate the tiles of a static walk).
+            unequal cost, such as causal attention's). Not with cluster=2, streamk=1, or whole-tile pingpong
+            (its consumers alternate the tiles of a static walk).
     """
 
     name = "warp-specialize"
@@ -184,44 +151,14 @@ class WarpSpecialize(ModulePass):
                                                             f"exactly; the target is {arch}", op=mmas[0],
                                      hint="run tile-to-fragments with the same arch (mma_sync on sm_80..sm_90)")
             try:
-                if _gemm_shaped(kernel, mmas) and self._needs_kloop_builder(mmas[0]):
-                    lower_kernel(kernel, mmas[0], self.stages, self.group_m, self.schedule, self.cluster,
-                                 self.store, self.splitk, self.multicast, bool(self.streamk), self.tiles)
-                else:
-                    lower_body_kernel(kernel, mmas, self.stages, self.group_m, self.schedule == "pingpong",
-                                      bool(self.overlap), self.tiles, self.store, self.cluster, self.multicast,
-                                      self.splitk, bool(self.streamk))
+                lower_body_kernel(kernel, mmas, self.stages, self.group_m, self.schedule == "pingpong",
+                                  bool(self.overlap), self.tiles, self.store, self.cluster, self.multicast,
+                                  self.splitk, bool(self.streamk))
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location
                 from tessera.ir.verify import wrap_unexpected
                 raise wrap_unexpected(err, D.NV_WGMMA_UNSUPPORTED, op=kernel) from err
-
-    def _needs_kloop_builder(self, mma: FragmentMmaOp) -> bool:
-        """Never: every GEMM config runs on the general body (the comparison harness forces the builder)."""
-        return False
-
-
-def _gemm_shaped(kernel: func.FuncOp, mmas: list) -> bool:
-    """One mma whose operands are both staged in its loop: the GEMM K-loop (`wgmma_kloop`), with its options.
-    Anything else (several mmas, an operand staged before the loop or in registers) is the general body."""
-    if len(mmas) != 1:
-        return False
-    mma = mmas[0]
-    loop = mma.parent_op()
-    if not isinstance(loop, scf.ForOp):
-        return True  # wgmma_kloop.match refuses it with the GEMM path's message
-    body = loop.body.block
-    if (len(loop.iter_args) != 1 or not isinstance(loop.iter_args[0].owner, FragmentZeroOp)
-            or any(not isinstance(op, KLOOP_OPS) and not is_scalar(op) for op in body.ops)):
-        return False  # an incoming accumulator, other carried values or tile math in the loop: the general body
-    for opnd in (mmas[0].a, mmas[0].b):
-        alloc = opnd.owner.source.owner if isinstance(opnd.owner, FragmentPackOp) else None
-        if not isinstance(alloc, AllocOp) or not any(isinstance(u.operation, AsyncCopyOp)
-                                                     and u.operation.parent is loop.body.block
-                                                     for u in alloc.result.uses):
-            return False
-    return True
 
 
 def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int, pingpong: bool = False,

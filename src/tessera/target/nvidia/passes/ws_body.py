@@ -7,15 +7,17 @@ RS form: the softmax's P). Accumulators start at fragment_zero or at any registe
 loop with any other tile values (row max, row sum); everything else is lowered on a consumer's registers by
 `ws_regs` (the D layout and its row vectors), so softmax stays in registers.
 
-`BodyBuilder` reuses `ws_builder.Builder`'s persistent tile loop: the producer warpgroup's thread 0 issues,
-per tile, the fixed operands' TMA (after the consumers freed the slot) and, per loop step, each ring
-group's; each consumer warpgroup owns 64 rows of the tile, waits on a full barrier where the program waited for
-its copy, runs each mma as wgmma and frees a ring slot once the last mma that reads it is done. The loop runs
-one of three ways: a loop whose wgmmas only accumulate (a GEMM K-loop) keeps each step's groups in flight across
-the back edge (`_chained_loop`); otherwise, with overlap (the default), the loop is rotated by one step and each
-wgmma is waited for at its result's first use (ws_overlap), so the softmax of step j+1 runs while step j's P V
-wgmma is in flight; without it each wgmma is waited for where it is issued. With schedule=pingpong the consumers
-take turns at issuing a step's wgmmas (FlashAttention-3's warp-scheduler barriers, section 3.1). Around the loop:
+`BodyBuilder` walks the tiles with `ws_walk.TileWalk`: the producer warpgroup's thread 0 issues, per tile, the
+fixed operands' TMA (after the consumers freed the slot) and, per loop step, each ring group's; each consumer
+warpgroup holds one 64-row block of the tile (two at BM = 256, all of them with whole-tile ping-pong: one `Regs`
+per block), waits on a full barrier where the program waited for its copy, runs each mma as a wgmma per block
+and frees a ring slot once the last mma that reads it is done. The loop runs one of three ways: a loop whose
+wgmmas only accumulate (a GEMM K-loop) keeps each step's groups in flight across the back edge
+(`_chained_loop`); otherwise, with overlap (the default), the loop is rotated by one step and each wgmma is
+waited for at its result's first use (ws_overlap), so the softmax of step j+1 runs while step j's P V wgmma is in
+flight; without it each wgmma is waited for where it is issued. With schedule=pingpong the consumers of a loop
+that only accumulates take alternate whole tiles (`_whole_tiles`); on any other loop they take turns at issuing
+a step's wgmmas (FlashAttention-3's warp-scheduler barriers, section 3.1). Around the loop:
 2-CTA clusters (the operand both CTAs read is multicast), split-K and stream-K fixups (accumulate-only loops),
 and the TMA-store epilogue (`ws_match.tma_store_of`). See NOTES for what is next.
 """
@@ -31,10 +33,10 @@ from tessera.ir.fragment_ops import AllocOp, AsyncCopyOp, FragmentMmaOp, Fragmen
 from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import wgreg_ops as W
 from tessera.target.nvidia.ir.types import SMEM_LIMIT
-from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, binop, index_const, is_scalar, refuse
+from tessera.target.nvidia.passes.ws_common import WG_ROWS, binop, index_const, is_scalar, refuse
 from tessera.target.nvidia.knobs import MULTICASTS
-from tessera.target.nvidia.passes.ws_builder import (LOCAL_TILE, REGS, Builder, multicast_halves, pid_axes, read_once,
-                                                     refuse_dynamic, ring_slot)
+from tessera.target.nvidia.passes.ws_walk import (LOCAL_TILE, REGS, TileWalk, multicast_halves, pid_axes, read_once,
+                                                  refuse_dynamic, ring_slot)
 from tessera.target.nvidia.passes.ws_match import (ELEM_BYTES, SLOT_ALIGN, Body, Mma, Staged, _plan_smem,
                                                    accumulates_only, check_registers, match_body, tma_store_of)
 from tessera.target.nvidia.passes.ws_overlap import InFlight, Rotation, plan_rotation, wgmma_inputs
@@ -44,7 +46,7 @@ from tessera.target.nvidia.passes.ws_tile_overlap import TileOverlap
 from tessera.target.nvidia.passes.ws_units import (FIRST_SLOT, HEAD, K_RANGE, PIECE, PIECES, REAL_TILE, SPLIT, TILE,
                                                    Units)
 
-class BodyBuilder(TileOverlap, Builder):
+class BodyBuilder(TileOverlap, TileWalk):
     """The persistent producer / consumer kernel of a matched loop body (see the module docstring)."""
 
     def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False, overlap: bool = True,
@@ -65,7 +67,7 @@ class BodyBuilder(TileOverlap, Builder):
         # schedule=pingpong: where the loop only accumulates, each consumer owns whole tiles, alternating, so one's
         # epilogue runs under the other's loop (`_whole_tiles`); otherwise the consumers share each tile and take
         # turns at issuing each step's wgmmas (see _turns), so one's softmax runs under another's GEMMs
-        self.pingpong = pingpong and self.chained  # Builder.tiles deals the consumers alternate tiles
+        self.pingpong = pingpong and self.chained  # TileWalk.tiles deals the consumers alternate tiles
         self.scheduler = pingpong and not self.chained
         self.blocks = body.blocks  # 64-row blocks of a tile one consumer holds (row_blocks says which)
         if self.pingpong:

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, i1, i32
 from xdsl.ir import Block, Operation, SSAValue
 
 from tessera.ir import tile_ops as T
-from tessera.target.nvidia.passes.wgmma_kloop import binop, cmpi
+from tessera.target.nvidia.passes.ws_common import binop, cmpi
 
 # predicate -> how the bounds decide "every element passes": (side of lhs, side of rhs, arith.cmpi predicate)
 _ALL_PASS = {"lt": ("hi", "lo", "slt"), "le": ("hi", "lo", "sle"), "gt": ("lo", "hi", "sgt"),
@@ -146,7 +146,7 @@ def _bounds(ops: list, v: SSAValue, scalar) -> tuple[SSAValue, SSAValue] | None:
 
 
 def _const(ops: list, n: int) -> SSAValue:
-    """An i32 constant (wgmma_kloop.index_const makes index ones; the bounds are i32 like the iotas)."""
+    """An i32 constant (ws_common.index_const makes index ones; the bounds are i32 like the iotas)."""
     c = arith.ConstantOp(IntegerAttr(n, i32))
     ops.append(c)
     return c.result

@@ -21,9 +21,8 @@ from tessera.ir.fragment_ops import (AllocOp, AsyncCopyOp, FragmentMmaOp, Fragme
                                      WaitOp)
 from tessera.ir.types import type_name
 from tessera.target.nvidia.ir import hopper_ops as H
-from tessera.target.nvidia.passes.wgmma_kloop import MAJOR, WG_ROWS, StagedTile, is_scalar, refuse
-from tessera.target.nvidia.passes.ws_builder import REGS, pid_axes
-from tessera.target.nvidia.passes.ws_layout import _swizzle
+from tessera.target.nvidia.passes.ws_common import MAJOR, WG_ROWS, StagedTile, is_scalar, refuse
+from tessera.target.nvidia.passes.ws_walk import REGS, pid_axes
 
 ELEM_BYTES = 2
 SLOT_ALIGN = 1024  # a 128-byte swizzle repeats every 8 rows of 128 bytes: slots start on 1024-byte boundaries
@@ -223,6 +222,14 @@ def check_registers(mmas: list[Mma], consumers: int, blocks: int, bm: int) -> No
                                  f"consumer warpgroup{'s' * (consumers > 1)} of {regs} registers ({bm}-row tiles): "
                                  f"at most {budget} leave room for the loop body and the epilogue",
                      "use narrower tiles (a smaller N per wgmma) or fewer rows per CTA")
+
+
+def _swizzle(row_bytes: int) -> int:
+    """The widest TMA/wgmma swizzle (128, 64 or 32 bytes) whose rows tile `row_bytes` exactly; 0 when none does."""
+    for s in (128, 64, 32):
+        if row_bytes % s == 0:
+            return s
+    return 0
 
 
 def _plan_smem(body: Body, at: Operation, stages: int = 1) -> int:

@@ -25,11 +25,11 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from tessera.ir import tile_ops as T
 from tessera.ir.fragment_ops import FragmentStoreOp, FragmentUnpackOp, FragmentZeroOp
-from tessera.ir.types import FragmentType, TileType, type_name
+from tessera.ir.types import FragmentType, type_name
 from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import ops as nv
 from tessera.target.nvidia.ir import wgreg_ops as W
-from tessera.target.nvidia.passes.wgmma_kloop import WG_ROWS, binop, index_const, is_scalar, refuse
+from tessera.target.nvidia.passes.ws_common import WG_ROWS, binop, index_const, is_scalar, refuse
 from tessera.target.nvidia.passes.ws_masks import Guard, all_pass, plan_guards
 
 MAX_N = 256

@@ -24,7 +24,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir.sched_ops import SmemGetOp, SmemPutOp, TileFetchOp
-from tessera.target.nvidia.passes.wgmma_kloop import binop, cmpi, index_const
+from tessera.target.nvidia.passes.ws_common import binop, cmpi, index_const
 
 from tessera.target.nvidia.knobs import TILES  # noqa: E402
 RING = 4  # words of the producer -> consumer hand-over: the producer may run this many units ahead

@@ -25,8 +25,8 @@ from xdsl.ir import Block, Operation, SSAValue
 from tessera.ir.fragment_ops import FragmentMmaOp
 from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import ops as nv
-from tessera.target.nvidia.passes.wgmma_kloop import binop, cmpi, index_const
-from tessera.target.nvidia.passes.ws_builder import LOCAL_TILE, ring_slot
+from tessera.target.nvidia.passes.ws_common import binop, cmpi, index_const
+from tessera.target.nvidia.passes.ws_walk import LOCAL_TILE, ring_slot
 from tessera.target.nvidia.passes.ws_overlap import InFlight, _unlowered
 from tessera.target.nvidia.passes.ws_regs import lower_all
 

@@ -29,7 +29,7 @@ from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
 from tessera.ir import tile_ops as T
-from tessera.target.nvidia.passes.wgmma_kloop import KLoop, binop, cmpi, index_const, is_scalar, select
+from tessera.target.nvidia.passes.ws_common import binop, cmpi, index_const, is_scalar, select
 
 REAL_TILE = object()  # mapping key: i1 "this tile exists" (a cluster's spare CTA, of an odd count, has none)
 K_RANGE = object()  # mapping key (splitk > 1): (first K, end K) of this unit's split
@@ -45,7 +45,7 @@ HEAD = object()  # ... 1 when piece 0 is the second piece its CTA hands over (it
 class Units:
     """The raster of units for one kernel; `count` first (it fixes the raster), then `setup` per unit."""
 
-    kl: KLoop
+    body: object  # ws_match.Body: the loop and the index math before it
     group_m: int
     cluster: int
     splitk: int
@@ -139,7 +139,7 @@ class Units:
     def clone_prologue(self, ops: list, pids: list[SSAValue], mapping: dict | None = None) -> dict:
         """The kernel's scalar index math before the K-loop, cloned for the tile at `pids`."""
         mapping = {} if mapping is None else mapping
-        for op in self.kl.prologue:
+        for op in self.body.prologue:
             if isinstance(op, T.ProgramIdOp):
                 mapping[op.result] = pids[op.axis.data]
             elif isinstance(op, T.NumProgramsOp):
@@ -169,7 +169,7 @@ class Units:
         t0 = mul(piece["streamed"], kt)  # the tile's first step among the streamed steps
         lo = select(ops, whole, zero, sub(binop(ops, arith.MaxSIOp, sk["b0"], t0), t0))
         hi = select(ops, whole, kt, sub(binop(ops, arith.MinSIOp, sk["b1"], add(t0, kt)), t0))
-        loop = self.kl.loop
+        loop = self.body.loop
         lb, ub, st = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
         k_lo = add(lb, mul(lo, st))
         k_hi = binop(ops, arith.MinSIOp, ub, add(lb, mul(hi, st)))
@@ -189,7 +189,7 @@ class Units:
     def split_range(self, ops: list, mapping: dict, split: SSAValue, pids: list) -> None:
         """K range of `split` (ceil(steps / splitk) steps each; late splits may get none) and the tile's linear
         index pid0 + g0 * (pid1 + g1 * ...), into `mapping`."""
-        loop = self.kl.loop
+        loop = self.body.loop
         lb, ub, st = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
         per = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, self.trip(ops, mapping), self.splitk - 1),
                     self.splitk)
@@ -207,7 +207,7 @@ class Units:
 
     def trip(self, ops: list, mapping: dict) -> SSAValue:
         """The K-loop's trip count for a unit's cloned index math: max(0, ceil((ub - lb) / step))."""
-        loop = self.kl.loop
+        loop = self.body.loop
         lb, ub, st = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
         lb, ub = mapping.get(K_RANGE, (lb, ub))
         span = binop(ops, arith.AddiOp, binop(ops, arith.SubiOp, ub, lb), binop(ops, arith.SubiOp, st, 1))
