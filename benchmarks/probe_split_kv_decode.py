@@ -136,8 +136,8 @@ def main() -> int:
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "probe-split-kv.json"))
     args = p.parse_args()
     report = {"command": "python benchmarks/probe_split_kv_decode.py", "device": torch.cuda.get_device_name()}
-    report["gemm"] = gemm_probe()
     report["attention"] = attention_probe()
+    report["gemm"] = gemm_probe()
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1, default=str)
     return 0
