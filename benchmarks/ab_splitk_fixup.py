@@ -1,0 +1,118 @@
+"""A/B of the split-K fixup's sum (2026-12-07): "unrolled" (every split's loads in one unrolled block, the own part
+from registers: 255 registers at 4 splits of a 64-row consumer) against "rolled" (tessera's emitter now: the
+record read back one split at a time, the loop kept rolled: 148), beside cuBLAS, on the shapes whose default
+config splits K. Numerics of both against float64.
+
+    python benchmarks/ab_splitk_fixup.py --out FILE
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+SHAPES = [(64, 2048, 4096), (64, 1024, 16384), (64, 4096, 4096), (1024, 1024, 16384)]
+
+
+def unrolled_sum(e, op, v, out, last, part, splits, stride, quads, s) -> None:
+    """The sum as emitted before 2026-12-07 (for the A side only)."""
+    with e.block(f"if ({last}) ", "the sum in split order, this split's own part from registers"):
+        e.line("tsr_fence_gpu();")
+        with e.unrolled("j_", quads):
+            e.line(f"const float o_[4] = {{{v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]}};")
+            e.line("float q_[4];")
+            with e.unrolled("s_", splits):
+                with e.block(f"if (s_ == {s}) "):
+                    e.line("q_[0] = o_[0]; q_[1] = o_[1]; q_[2] = o_[2]; q_[3] = o_[3];")
+                with e.block("else "):
+                    e.line(f"tsr_ld_cg_f32x4({part} + (unsigned)s_ * {stride}u + 512u * j_, q_);")
+                e.line(f"if (s_ == 0) {{ {out}[4 * j_] = q_[0]; {out}[4 * j_ + 1] = q_[1]; "
+                       f"{out}[4 * j_ + 2] = q_[2]; {out}[4 * j_ + 3] = q_[3]; }}")
+                e.line(f"else {{ {out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
+                       f"{out}[4 * j_ + 3] += q_[3]; }}")
+
+
+def variant_unrolled(e, op):
+    # the fixup's head as splitk.emit_splitk_fixup writes it (its helpers), then the old sum
+    n, splits, blocks = op.n.value.data, op.splits.value.data, op.blocks.value.data
+    regs, quads = n // 2, n // 8
+    stride = blocks * 64 * n
+    counters = op.partial_bytes(n, splits, blocks)
+    v, s, c = e[op.value], e[op.split], e[op.consumer]
+    out, last = e.define(op.result), e.define(op.last)
+    rec, part, word = e.fresh("skrec"), e.fresh("skpart"), e.fresh("skword")
+    if op.value.has_one_use():
+        e.line(f"float (&{out})[{regs}] = {v};")
+    else:
+        e.line(f"float {out}[{regs}];")
+    e.line(f"bool {last};")
+    with e.block():
+        e.line(f"unsigned char* const {rec} = tsr_scratch + (unsigned long long){e[op.tile]} * "
+               f"{op.record_bytes(n, splits, blocks)}ull;")
+        e.line(f"float* const {part} = reinterpret_cast<float*>({rec}) + (unsigned)({e[op.block]}) * {64 * n}u "
+               "+ 4u * (unsigned)(tid & 127);")
+        e.line(f"const unsigned {word} = tsr_sbase + {op.flag.value.data}u + 4u * (unsigned){c};")
+        _splitk()._hand_over(e, f"{part} + (unsigned){s} * {stride}u", v, quads)
+        _splitk()._arrive(e, f"reinterpret_cast<unsigned*>({rec} + {counters}u) + {e[op.block]}", f"{splits - 1}u",
+                          word, c, last)
+        unrolled_sum(e, op, v, out, last, part, splits, stride, quads, s)
+
+
+def _splitk():
+    from tessera.target.nvidia.emit import splitk
+
+    return splitk
+
+
+def use(emitter) -> None:
+    """Emit nv.splitk_fixup with `emitter` from now on, with a fresh compile cache (records are keyed by the
+    kernel, not by the emitter)."""
+    from tessera.compiler import driver
+    from tessera.runtime import cache as C
+    from tessera.runtime.cache import CompileCache
+    from tessera.target.nvidia.emit import cuda as CU
+
+    CU.TABLE.emitters["nv.splitk_fixup"] = emitter
+    C._default = CompileCache(tempfile.mkdtemp(prefix="ab-splitk-"))
+    driver.clear_memo()
+
+
+def main() -> int:
+    import torch
+
+    import bench_gemm_layouts as BG
+    from tessera.ops import _hopper as H
+    from tessera.target.nvidia.emit import splitk as SK
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "ab-splitk-fixup.json"))
+    args = p.parse_args()
+    bench = BG.Bench(torch)
+    rows = []
+    source = SK.emit_splitk_fixup
+
+    for name, emitter in (("rolled", source), ("unrolled", variant_unrolled)):
+        use(emitter)
+        for M, N, K in SHAPES:
+            cfg = H.default_config(M, N, K)
+            ck, _ = H.compile_plain(cfg.as_dict(), "bf16", "NT")
+            e = BG.row(bench, "NT", M, N, K, False)
+            row = {"variant": name, "config": e["config"], "default_config": e["default_config"],
+                   "registers": ck.report.registers, "local_bytes": ck.report.local_bytes,
+                   "ms": e["ms"], "ratio": e.get("ratio_default"), "rel_err": e["rel_err"]}
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    with open(args.out, "w") as f:
+        json.dump({"command": "python benchmarks/ab_splitk_fixup.py", "device": torch.cuda.get_device_name(),
+                   "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
