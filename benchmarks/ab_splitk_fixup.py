@@ -1,7 +1,9 @@
-"""A/B of the split-K fixup's sum (2026-12-07): "unrolled" (every split's loads in one unrolled block, the own part
-from registers: 255 registers at 4 splits of a 64-row consumer) against "rolled" (tessera's emitter now: the
-record read back one split at a time, the loop kept rolled: 148), beside cuBLAS, on the shapes whose default
-config splits K. Numerics of both against float64.
+"""A/B of the split-K fixup's sum (2026-12-07, not yet run: no device time was left): "unrolled" (tessera's emitter:
+every split's loads in one unrolled block, the own part from registers: 255 registers at 4 splits of a 64-row
+consumer, which raises COMPILE_PERF_REGISTER_LIMIT on default decode configs with N <= 2048 and a long K) against
+"rolled" (the proposal: the record read back one split at a time, the own part too, the loop kept rolled, as
+stream-K does: 148 registers; 168 -> 146 at 2 splits), beside cuBLAS, on the shapes whose default config splits
+K. Numerics of both against float64. Adopt "rolled" in emit/splitk.py if it is not slower.
 
     python benchmarks/ab_splitk_fixup.py --out FILE
 """
@@ -20,25 +22,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 SHAPES = [(64, 2048, 4096), (64, 1024, 16384), (64, 4096, 4096), (1024, 1024, 16384)]
 
 
-def unrolled_sum(e, op, v, out, last, part, splits, stride, quads, s) -> None:
-    """The sum as emitted before 2026-12-07 (for the A side only)."""
-    with e.block(f"if ({last}) ", "the sum in split order, this split's own part from registers"):
+def rolled_sum(e, op, v, out, last, part, splits, stride, quads, s) -> None:
+    """The proposed sum: every split's part read back from the record in split order, one split at a time."""
+    with e.block(f"if ({last}) ", "the sum in split order, read back from the record (this split's part too)"):
         e.line("tsr_fence_gpu();")
         with e.unrolled("j_", quads):
-            e.line(f"const float o_[4] = {{{v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]}};")
-            e.line("float q_[4];")
-            with e.unrolled("s_", splits):
-                with e.block(f"if (s_ == {s}) "):
-                    e.line("q_[0] = o_[0]; q_[1] = o_[1]; q_[2] = o_[2]; q_[3] = o_[3];")
-                with e.block("else "):
-                    e.line(f"tsr_ld_cg_f32x4({part} + (unsigned)s_ * {stride}u + 512u * j_, q_);")
-                e.line(f"if (s_ == 0) {{ {out}[4 * j_] = q_[0]; {out}[4 * j_ + 1] = q_[1]; "
-                       f"{out}[4 * j_ + 2] = q_[2]; {out}[4 * j_ + 3] = q_[3]; }}")
-                e.line(f"else {{ {out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
-                       f"{out}[4 * j_ + 3] += q_[3]; }}")
+            e.line(f"tsr_ld_cg_f32x4({part} + 512u * j_, &{out}[4 * j_]);")
+        e.line("#pragma unroll 1")
+        with e.block(f"for (unsigned s_ = 1u; s_ < {splits}u; ++s_) "):
+            with e.unrolled("j_", quads):
+                e.line("float q_[4];")
+                e.line(f"tsr_ld_cg_f32x4({part} + s_ * {stride}u + 512u * j_, q_);")
+                e.line(f"{out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
+                       f"{out}[4 * j_ + 3] += q_[3];")
 
 
-def variant_unrolled(e, op):
+def variant_rolled(e, op):
     # the fixup's head as splitk.emit_splitk_fixup writes it (its helpers), then the old sum
     n, splits, blocks = op.n.value.data, op.splits.value.data, op.blocks.value.data
     regs, quads = n // 2, n // 8
@@ -61,7 +60,7 @@ def variant_unrolled(e, op):
         _splitk()._hand_over(e, f"{part} + (unsigned){s} * {stride}u", v, quads)
         _splitk()._arrive(e, f"reinterpret_cast<unsigned*>({rec} + {counters}u) + {e[op.block]}", f"{splits - 1}u",
                           word, c, last)
-        unrolled_sum(e, op, v, out, last, part, splits, stride, quads, s)
+        rolled_sum(e, op, v, out, last, part, splits, stride, quads, s)
 
 
 def _splitk():
@@ -97,7 +96,7 @@ def main() -> int:
     rows = []
     source = SK.emit_splitk_fixup
 
-    for name, emitter in (("rolled", source), ("unrolled", variant_unrolled)):
+    for name, emitter in (("unrolled", source), ("rolled", variant_rolled)):
         use(emitter)
         for M, N, K in SHAPES:
             cfg = H.default_config(M, N, K)

@@ -62,19 +62,20 @@ def emit_splitk_fixup(e, op: H.SplitkFixupOp) -> None:
         _hand_over(e, f"{part} + (unsigned){s} * {stride}u", v, quads)
         _arrive(e, f"reinterpret_cast<unsigned*>({rec} + {counters}u) + {e[op.block]}", f"{splits - 1}u", word, c,
                 last)
-        with e.block(f"if ({last}) ", "the sum in split order, read back from the record (this split's part too)"):
-            # one split at a time, the loop kept rolled: unrolled, ptxas hoisted every split's loads ahead of the
-            # adds (48 float4 at 4 splits of n = 128: 255 registers); the own part was stored with the others
+        with e.block(f"if ({last}) ", "the sum in split order, this split's own part from registers"):
             e.line("tsr_fence_gpu();")
             with e.unrolled("j_", quads):
-                e.line(f"tsr_ld_cg_f32x4({part} + 512u * j_, &{out}[4 * j_]);")
-            e.line("#pragma unroll 1")
-            with e.block(f"for (unsigned s_ = 1u; s_ < {splits}u; ++s_) "):
-                with e.unrolled("j_", quads):
-                    e.line("float q_[4];")
-                    e.line(f"tsr_ld_cg_f32x4({part} + s_ * {stride}u + 512u * j_, q_);")
-                    e.line(f"{out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
-                           f"{out}[4 * j_ + 3] += q_[3];")
+                e.line(f"const float o_[4] = {{{v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]}};")
+                e.line("float q_[4];")
+                with e.unrolled("s_", splits):
+                    with e.block(f"if (s_ == {s}) "):
+                        e.line("q_[0] = o_[0]; q_[1] = o_[1]; q_[2] = o_[2]; q_[3] = o_[3];")
+                    with e.block("else "):
+                        e.line(f"tsr_ld_cg_f32x4({part} + (unsigned)s_ * {stride}u + 512u * j_, q_);")
+                    e.line(f"if (s_ == 0) {{ {out}[4 * j_] = q_[0]; {out}[4 * j_ + 1] = q_[1]; "
+                           f"{out}[4 * j_ + 2] = q_[2]; {out}[4 * j_ + 3] = q_[3]; }}")
+                    e.line(f"else {{ {out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
+                           f"{out}[4 * j_ + 3] += q_[3]; }}")
 
 
 def emit_streamk_fixup(e, op: H.StreamkFixupOp) -> None:
