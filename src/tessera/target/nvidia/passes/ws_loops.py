@@ -101,16 +101,8 @@ class StepLoops:
         flight = InFlight(maps=[regs.map for regs in rs])
         self._step(rs, inner, body_ops, stage, phase, consumer, step_it, flight)
         self._turns(inner)
-        frees = [f[1] for g in flight.groups for f in g.frees]
-        pending = len(flight.groups) * self.lag
-        for g in flight.groups:  # this step's groups stay in flight (lag); every earlier one is done
-            done = H.WgmmaWaitOp(g.value, pending)
-            inner.append(done)
-            for regs in rs:
-                for key, value in list(regs.map.items()):
-                    if value is g.value:
-                        regs.map[key] = done.result
-        flight.groups = []
+        # this step's groups stay in flight (lag); every earlier one is done
+        frees = [f[1] for f in flight.keep(inner, len(flight.groups) * self.lag)]
         if self.lag:
             self._free_previous(inner, step_it, it, frees)
         else:

@@ -70,19 +70,33 @@ class InFlight:
         if self.groups:
             self._wait(ops, len(self.groups) - 1)
 
+    def keep(self, ops: list, pending: int) -> list:
+        """Wait for every group with `pending` groups left in flight (a loop that carries its own groups across
+        its back edge: `pending` is how many it issued per step, or 0) and forget them; their frees, not done here
+        (the slots go back a step later)."""
+        frees = [f for g in self.groups for f in g.frees]
+        for g in self.groups:
+            self._waited(ops, g, pending)
+        self.groups = []
+        return frees
+
     def _wait(self, ops: list, at: int) -> None:
         pending = len(self.groups) - at - 1
         done, self.groups = self.groups[:at + 1], self.groups[at + 1:]
         for g in done:
-            wait = H.WgmmaWaitOp(g.value, pending, g.hold)
-            ops.append(wait)
-            g.value.replace_uses_with_if(wait.result, lambda use, w=wait: use.operation is not w)
-            for m in self.maps:
-                for k, v in m.items():
-                    if v is g.value:
-                        m[k] = wait.result
+            self._waited(ops, g, pending)
             for stage, bar, cluster in g.frees:
                 ops.append(H.MbarrierArriveOp(stage, bar, cluster=cluster))
+
+    def _waited(self, ops: list, g: Group, pending: int) -> None:
+        """`wgmma.wait_group pending` for `g`; its result's users and the maps now name the waited value."""
+        wait = H.WgmmaWaitOp(g.value, pending, g.hold)
+        ops.append(wait)
+        g.value.replace_uses_with_if(wait.result, lambda use, w=wait: use.operation is not w)
+        for m in self.maps:
+            for k, v in m.items():
+                if v is g.value:
+                    m[k] = wait.result
 
 
 @dataclass
