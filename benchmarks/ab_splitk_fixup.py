@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 SHAPES = [(64, 2048, 4096), (64, 1024, 16384), (64, 4096, 4096), (1024, 1024, 16384)]
 
 
-def rolled_sum(e, op, v, out, last, part, splits, stride, quads, s) -> None:
+def rolled_sum(e, v, out, last, part, splits, stride, quads, s) -> None:
     """The proposed sum: every split's part read back from the record in split order, one split at a time."""
     with e.block(f"if ({last}) ", "the sum in split order, read back from the record (this split's part too)"):
         e.line("tsr_fence_gpu();")
@@ -38,29 +38,8 @@ def rolled_sum(e, op, v, out, last, part, splits, stride, quads, s) -> None:
 
 
 def variant_rolled(e, op):
-    # the fixup's head as splitk.emit_splitk_fixup writes it (its helpers), then the old sum
-    n, splits, blocks = op.n.value.data, op.splits.value.data, op.blocks.value.data
-    regs, quads = n // 2, n // 8
-    stride = blocks * 64 * n
-    counters = op.partial_bytes(n, splits, blocks)
-    v, s, c = e[op.value], e[op.split], e[op.consumer]
-    out, last = e.define(op.result), e.define(op.last)
-    rec, part, word = e.fresh("skrec"), e.fresh("skpart"), e.fresh("skword")
-    if op.value.has_one_use():
-        e.line(f"float (&{out})[{regs}] = {v};")
-    else:
-        e.line(f"float {out}[{regs}];")
-    e.line(f"bool {last};")
-    with e.block():
-        e.line(f"unsigned char* const {rec} = tsr_scratch + (unsigned long long){e[op.tile]} * "
-               f"{op.record_bytes(n, splits, blocks)}ull;")
-        e.line(f"float* const {part} = reinterpret_cast<float*>({rec}) + (unsigned)({e[op.block]}) * {64 * n}u "
-               "+ 4u * (unsigned)(tid & 127);")
-        e.line(f"const unsigned {word} = tsr_sbase + {op.flag.value.data}u + 4u * (unsigned){c};")
-        _splitk()._hand_over(e, f"{part} + (unsigned){s} * {stride}u", v, quads)
-        _splitk()._arrive(e, f"reinterpret_cast<unsigned*>({rec} + {counters}u) + {e[op.block]}", f"{splits - 1}u",
-                          word, c, last)
-        rolled_sum(e, op, v, out, last, part, splits, stride, quads, s)
+    """The shipped fixup with the proposed sum."""
+    _splitk().emit_splitk_fixup(e, op, total=rolled_sum)
 
 
 def _splitk():

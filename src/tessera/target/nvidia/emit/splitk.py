@@ -39,7 +39,9 @@ def _arrive(e, counter: str, final: str, word: str, consumer: str, last: str) ->
     e.line(f"{last} = tsr_ld_shared_u32({word}) != 0u;")
 
 
-def emit_splitk_fixup(e, op: H.SplitkFixupOp) -> None:
+def emit_splitk_fixup(e, op: H.SplitkFixupOp, total=None) -> None:
+    """The fixup of one block; `total` writes the last split's sum (default `sum_unrolled`; benchmarks A/B others
+    with the same arguments)."""
     n, splits, blocks = op.n.value.data, op.splits.value.data, op.blocks.value.data
     regs, quads = n // 2, n // 8
     stride = blocks * 64 * n  # floats from one split's copy of a block to the next split's
@@ -62,20 +64,25 @@ def emit_splitk_fixup(e, op: H.SplitkFixupOp) -> None:
         _hand_over(e, f"{part} + (unsigned){s} * {stride}u", v, quads)
         _arrive(e, f"reinterpret_cast<unsigned*>({rec} + {counters}u) + {e[op.block]}", f"{splits - 1}u", word, c,
                 last)
-        with e.block(f"if ({last}) ", "the sum in split order, this split's own part from registers"):
-            e.line("tsr_fence_gpu();")
-            with e.unrolled("j_", quads):
-                e.line(f"const float o_[4] = {{{v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]}};")
-                e.line("float q_[4];")
-                with e.unrolled("s_", splits):
-                    with e.block(f"if (s_ == {s}) "):
-                        e.line("q_[0] = o_[0]; q_[1] = o_[1]; q_[2] = o_[2]; q_[3] = o_[3];")
-                    with e.block("else "):
-                        e.line(f"tsr_ld_cg_f32x4({part} + (unsigned)s_ * {stride}u + 512u * j_, q_);")
-                    e.line(f"if (s_ == 0) {{ {out}[4 * j_] = q_[0]; {out}[4 * j_ + 1] = q_[1]; "
-                           f"{out}[4 * j_ + 2] = q_[2]; {out}[4 * j_ + 3] = q_[3]; }}")
-                    e.line(f"else {{ {out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
-                           f"{out}[4 * j_ + 3] += q_[3]; }}")
+        (total or sum_unrolled)(e, v, out, last, part, splits, stride, quads, s)
+
+
+def sum_unrolled(e, v: str, out: str, last: str, part: str, splits: int, stride: int, quads: int, s: str) -> None:
+    """The last split's sum, in split order: every split's part in one unrolled block, its own from registers."""
+    with e.block(f"if ({last}) ", "the sum in split order, this split's own part from registers"):
+        e.line("tsr_fence_gpu();")
+        with e.unrolled("j_", quads):
+            e.line(f"const float o_[4] = {{{v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]}};")
+            e.line("float q_[4];")
+            with e.unrolled("s_", splits):
+                with e.block(f"if (s_ == {s}) "):
+                    e.line("q_[0] = o_[0]; q_[1] = o_[1]; q_[2] = o_[2]; q_[3] = o_[3];")
+                with e.block("else "):
+                    e.line(f"tsr_ld_cg_f32x4({part} + (unsigned)s_ * {stride}u + 512u * j_, q_);")
+                e.line(f"if (s_ == 0) {{ {out}[4 * j_] = q_[0]; {out}[4 * j_ + 1] = q_[1]; "
+                       f"{out}[4 * j_ + 2] = q_[2]; {out}[4 * j_ + 3] = q_[3]; }}")
+                e.line(f"else {{ {out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
+                       f"{out}[4 * j_ + 3] += q_[3]; }}")
 
 
 def emit_streamk_fixup(e, op: H.StreamkFixupOp) -> None:
