@@ -32,8 +32,8 @@ CONFIGS = [
     {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative", "tiles": "dynamic"},
     {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative", "tiles": "dynamic", "kv_splits": 2},
     {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative", "tiles": "dynamic", "kv_splits": 4},
-    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative", "kv_splits": 2},
-    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative", "kv_splits": 8},
+    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative", "tiles": "static", "kv_splits": 2},
+    {"BLOCK_M": 64, "BLOCK_N": 128, "stages": 2, "schedule": "cooperative", "tiles": "static", "kv_splits": 8},
 ]
 
 
