@@ -1,0 +1,141 @@
+"""Decode GEMM configs side by side (issue 16, item 2): which tile, split and fixup fill the H200's bandwidth.
+
+    python benchmarks/decode_config_probe.py [--runs 25] [--out FILE]
+
+For each decode shape (M = 1, 16, 64 with N = 4096 and 14336, K = 4096; NT and NN) every config in CONFIGS is
+launched as ops.gemm would launch it (swapped ones through C's transposed view: bench_gemm_layouts.make_swap_call),
+checked against float64, and timed interleaved with cuBLAS (torch.matmul on the same tensors) and ops.gemm's
+default, each call after a 256 MB L2 flush (bench_gemm_layouts.Bench: median of --runs). Split configs run
+twice: with the shipped split-K fixup ("unrolled" sum) and with the rolled sum of benchmarks/ab_splitk_fixup.py,
+whose registers are reported beside. Output: one JSON line per shape and $OUT/decode-config-probe.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+SHAPES = [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (1, 14336, 4096), (16, 14336, 4096),
+          (64, 14336, 4096)]
+LAYOUTS = ("NT", "NN")
+
+
+def swapped(bm, bn, stages, splitk=1, streamk=False):
+    d = {"BM": bm, "BN": bn, "BK": 128, "stages": stages, "schedule": "cooperative", "cluster": 1, "splitk": splitk,
+         "multicast": "b", "store": "registers", "swap_ab": True}
+    return {**d, "streamk": True} if streamk else d
+
+
+def plain(bm, bn, stages, splitk=1):
+    return {"BM": bm, "BN": bn, "BK": 64, "stages": stages, "schedule": "cooperative", "cluster": 1, "splitk": splitk,
+            "multicast": "b"}
+
+
+# (name, config, the M values it is for)
+CONFIGS = [
+    ("swap64x16 s8", swapped(64, 16, 8), (1, 16)),
+    ("swap64x16 s8 k2", swapped(64, 16, 8, 2), (1, 16)),
+    ("swap64x16 s8 k4", swapped(64, 16, 8, 4), (1, 16)),
+    ("swap64x16 s8 streamk", swapped(64, 16, 8, streamk=True), (1, 16)),
+    ("swap128x16 s5", swapped(128, 16, 5), (1, 16)),
+    ("swap128x16 s5 k2", swapped(128, 16, 5, 2), (1, 16)),
+    ("swap64x64 s4", swapped(64, 64, 4), (64,)),
+    ("swap64x64 s6", swapped(64, 64, 6), (64,)),
+    ("swap64x64 s4 k2", swapped(64, 64, 4, 2), (64,)),
+    ("swap64x64 s6 k2", swapped(64, 64, 6, 2), (64,)),
+    ("swap64x64 s4 k4", swapped(64, 64, 4, 4), (64,)),
+    ("swap64x64 s4 streamk", swapped(64, 64, 4, streamk=True), (64,)),
+    ("swap128x64 s4 k2", swapped(128, 64, 4, 2), (64,)),
+    ("64x128 s8", plain(64, 128, 8), (64,)),
+    ("64x128 s8 k2", plain(64, 128, 8, 2), (64,)),
+    ("64x128 s8 k4", plain(64, 128, 8, 4), (64,)),
+]
+
+
+def main() -> int:
+    import torch
+
+    import ab_splitk_fixup as AB
+    import bench_gemm_layouts as BG
+    import tessera.ops as ops
+    from tessera.ops import _hopper as H
+    from tessera.target.nvidia.emit import splitk as SK
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=25)
+    p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "decode-config-probe.json"))
+    args = p.parse_args()
+    bench = BG.Bench(torch)
+    report = {"command": "python benchmarks/decode_config_probe.py", "device": torch.cuda.get_device_name(),
+              "copy_tbs": bench.copy_tbs(), "runs": args.runs, "rows": [], "registers": {}}
+    fixups = (("unrolled", SK.emit_splitk_fixup), ("rolled", AB.variant_rolled))
+    for layout in LAYOUTS:
+        for M, N, K in SHAPES:
+            ta, tb = False, layout[1] == "T"
+            g = torch.Generator(device="cuda").manual_seed(M * 7 + N * 3 + K)
+            a = (torch.randn((M, K), device="cuda", generator=g) / K ** 0.5).bfloat16()
+            b = torch.randn((K, N), device="cuda", generator=g).bfloat16()
+            B = b.t().contiguous() if tb else b
+            y = B.t() if tb else B
+            ref = a.double() @ y.double()
+            outs, fns = {}, {}
+
+            def out(name):
+                outs[name] = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+                return outs[name]
+
+            o = out("cublas")
+            fns["cublas"] = lambda o=o: torch.matmul(a, y, out=o)
+            AB.use(SK.emit_splitk_fixup)  # ops.gemm's kernels are the shipped ones
+            o = out("ops_default")
+            fns["ops_default"] = lambda o=o: ops.gemm(a, B, trans_b=tb, out=o)
+            fns["ops_default"]()
+            default = ops.last_run().config
+            for fix, emitter in fixups:
+                AB.use(emitter)
+                for name, cfg, ms in CONFIGS:
+                    split = cfg["splitk"] > 1 or cfg.get("streamk")
+                    if M not in ms or (fix == "rolled" and not split):
+                        continue
+                    label = f"{name} {fix}" if split else name
+                    try:
+                        o = out(label)
+                        if cfg.get("swap_ab"):
+                            fns[label] = BG.make_swap_call(torch, M, N, a, B, o, ta, tb, cfg)
+                        else:
+                            fns[label] = BG.make_call(torch, cfg, a, B, o, ta, tb, M, N)
+                        lay = H.layout_of(not tb, True) if cfg.get("swap_ab") else layout
+                        ck, _ = H.compile_plain(cfg, "bf16", lay)
+                        report["registers"][f"{label} {lay}"] = [ck.report.registers, ck.report.local_bytes]
+                    except Exception as err:  # noqa: BLE001 - a probe: report and go on
+                        print(f"{layout} {M}x{N}x{K} {label}: {type(err).__name__}: {str(err)[:300]}", flush=True)
+            errs = {}
+            for n, fn in list(fns.items()):
+                fn()
+                torch.cuda.synchronize()
+                errs[n] = float((outs[n].double() - ref).abs().max() / ref.abs().max())
+                if not errs[n] <= BG.TOL:
+                    del fns[n]
+            us = {n: 1e3 * t for n, t in bench.time(fns, args.runs).items()}
+            nbytes = 2 * (M * K + K * N + M * N)
+            best = min((n for n in us if n not in ("cublas", "ops_default")), key=us.get)
+            line = {"shape": f"{layout} {M}x{N}x{K}", "us": us, "rel_err": errs,
+                    "ratio": {n: us["cublas"] / t for n, t in us.items()},
+                    "tbs": {n: nbytes / t / 1e6 for n, t in us.items()}, "best": best,
+                    "ops_default_config": default}
+            print(json.dumps({"shape": line["shape"], "best": best, "best_ratio": round(line["ratio"][best], 3),
+                              "ops_default_ratio": round(line["ratio"]["ops_default"], 3),
+                              "ratio": {n: round(r, 3) for n, r in line["ratio"].items()}}), flush=True)
+            report["rows"].append(line)
+            with open(args.out, "w") as f:
+                json.dump(report, f, indent=1)
+    AB.use(SK.emit_splitk_fixup)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
