@@ -1,6 +1,6 @@
 """Decode GEMM configs side by side (issue 16, item 2): which tile, split and fixup fill the H200's bandwidth.
 
-    python benchmarks/decode_config_probe.py [--runs 25] [--out FILE]
+    python benchmarks/decode_config_probe.py [--set v1|v2] [--runs 25] [--out FILE]
 
 For each decode shape (M = 1, 16, 64 with N = 4096 and 14336, K = 4096; NT and NN) every config in CONFIGS is
 launched as ops.gemm would launch it (swapped ones through C's transposed view: bench_gemm_layouts.make_swap_call),
@@ -24,8 +24,8 @@ SHAPES = [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (1, 14336, 4096),
 LAYOUTS = ("NT", "NN")
 
 
-def swapped(bm, bn, stages, splitk=1, streamk=False):
-    d = {"BM": bm, "BN": bn, "BK": 128, "stages": stages, "schedule": "cooperative", "cluster": 1, "splitk": splitk,
+def swapped(bm, bn, stages, splitk=1, streamk=False, bk=128):
+    d = {"BM": bm, "BN": bn, "BK": bk, "stages": stages, "schedule": "cooperative", "cluster": 1, "splitk": splitk,
          "multicast": "b", "store": "registers", "swap_ab": True}
     return {**d, "streamk": True} if streamk else d
 
@@ -54,6 +54,19 @@ CONFIGS = [
     ("64x128 s8 k2", plain(64, 128, 8, 2), (64,)),
     ("64x128 s8 k4", plain(64, 128, 8, 4), (64,)),
 ]
+# --set v2 (after v1 on the H100: no K split nor stream-K won anywhere): 256-deep K steps (each weight row read in
+# 512-byte runs, more bytes in flight per barrier), against the v1 winners and the unswapped 64 x 128 tiles
+CONFIGS_V2 = [
+    ("swap64x16 s8", swapped(64, 16, 8), (1, 16)),
+    ("swap64x16 bk256 s4", swapped(64, 16, 4, bk=256), (1, 16)),
+    ("swap64x16 bk256 s5", swapped(64, 16, 5, bk=256), (1, 16)),
+    ("swap128x16 s5", swapped(128, 16, 5), (1, 16)),
+    ("swap128x16 bk256 s3", swapped(128, 16, 3, bk=256), (1, 16)),
+    ("swap64x64 s6", swapped(64, 64, 6), (64,)),
+    ("swap64x64 bk256 s3", swapped(64, 64, 3, bk=256), (64,)),
+    ("64x128 s8", plain(64, 128, 8), (64,)),
+    ("64x128 s8 k2", plain(64, 128, 8, 2), (64,)),
+]
 
 
 def main() -> int:
@@ -67,10 +80,12 @@ def main() -> int:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=25)
+    p.add_argument("--set", choices=("v1", "v2"), default="v1")
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "decode-config-probe.json"))
     args = p.parse_args()
     bench = BG.Bench(torch)
-    report = {"command": "python benchmarks/decode_config_probe.py", "device": torch.cuda.get_device_name(),
+    configs = CONFIGS_V2 if args.set == "v2" else CONFIGS
+    report = {"command": f"python benchmarks/decode_config_probe.py --set {args.set}", "device": torch.cuda.get_device_name(),
               "copy_tbs": bench.copy_tbs(), "runs": args.runs, "rows": [], "registers": {}}
     fixups = (("unrolled", SK.emit_splitk_fixup), ("rolled", AB.variant_rolled))
     for layout in LAYOUTS:
@@ -97,7 +112,7 @@ def main() -> int:
             default = ops.last_run().config
             for fix, emitter in fixups:
                 AB.use(emitter)
-                for name, cfg, ms in CONFIGS:
+                for name, cfg, ms in configs:
                     split = cfg["splitk"] > 1 or cfg.get("streamk")
                     if M not in ms or (fix == "rolled" and not split):
                         continue

@@ -337,7 +337,7 @@ def test_decode_gemms_run_swapped_on_an_emulated_sm90_device(tmp_path, monkeypat
             assert (rec.config["TRANS_A"], rec.config["TRANS_B"]) == (ta, tb)
         else:
             assert rec.arch == "sm_90a" and rec.config["swap_ab"] is True and rec.config["store"] == "registers"
-            assert rec.config["BN"] == (16 if M <= 16 else 32)
+            assert rec.config["BN"] == H.swap_config(M).BN
             assert (rec.config["TRANS_A"], rec.config["TRANS_B"]) == (not tb, not ta)
         ref = G.reference_gemm(f(a), f(w), None, None, None, 1.0, None, trans_a=ta, trans_b=tb, activation="silu")
         assert rel_error(f(out), ref) <= error_bound("f16")

@@ -72,7 +72,7 @@ HOPPER_CANDIDATES = [
     # tile reads C's M rows of A once for twice the weight rows; at N = 4096 only with K split (32 tiles).
     *({"BM": bm, "BN": bn, "BK": 128, "stages": st, "schedule": "cooperative", "cluster": 1, "splitk": sk,
        "multicast": "b", "store": "registers", "swap_ab": True}
-      for bm, bn, st, sk in ((64, 16, 8, 1), (64, 32, 6, 1), (64, 64, 4, 1),
+      for bm, bn, st, sk in ((64, 16, 8, 1), (64, 32, 6, 1), (64, 64, 6, 1),
                              (128, 16, 5, 1), (128, 32, 5, 1), (128, 64, 4, 1), (128, 64, 4, 2), (128, 64, 4, 4))),
 ]
 TMA_DTYPES = ("bf16", "f16")
@@ -142,9 +142,10 @@ def _cfg(BM: int, BN: int, stages: int, schedule: str, cluster: int = 1, splitk:
 
 
 SWAP_M = 64  # decode: a product of at most this many rows may run swapped (tuning candidates; see `swap_config`)
-# ... and runs swapped by default up to this many. At M = 64 the unswapped 64 x 128 tiles won on the H200
-# (2026-12-07, hopper-gemm-layouts.json tuned column: 0.96-1.11x cuBLAS against 0.88-1.01x swapped)
-SWAP_DEFAULT_M = 32
+# ... and runs swapped by default up to this many. At M = 64 the swapped 64 x 64 tiles with a 6-deep ring beat
+# the unswapped 64 x 128 ones (split or not) and the 4-deep ring on the H100, 2026-12-07 (benchmarks/results/
+# 2026-12-07-h100-decode-config-probe.json: 1.06-1.08x cuBLAS against 0.97-1.10x and 0.97-1.07x)
+SWAP_DEFAULT_M = 64
 
 
 def swap_config(M: int) -> HopperConfig:
@@ -154,7 +155,7 @@ def swap_config(M: int) -> HopperConfig:
     (benchmarks/results/2026-12-06-h100-decode-swap-probe.json): 1.21-1.22x cuBLAS at M = 1 and 16, N = K =
     4096, where the unswapped split-K kernel ran 0.96-1.00x."""
     BN = 16 if M <= 16 else 32 if M <= 32 else 64
-    stages = {16: 8, 32: 6, 64: 4}[BN]
+    stages = {16: 8, 32: 6, 64: 6}[BN]  # 64: 6 x 32 KB (a 4-deep ring ran 3-11% slower, 2026-12-07 probe)
     return HopperConfig(64, BN, 128, LaunchShape(stages=stages, schedule="cooperative", store="registers"), swap=True)
 
 
