@@ -67,6 +67,20 @@ CONFIGS_V2 = [
     ("64x128 s8", plain(64, 128, 8), (64,)),
     ("64x128 s8 k2", plain(64, 128, 8, 2), (64,)),
 ]
+# --set skinny: 1024 x 1024 x 16384 (64 tiles of 128 x 128; 0.88-0.93x cuBLAS on the H100 by the default, ping-pong
+# 128 x 128 with K split in 2): bigger tiles split further (128 units of 128 x 256 x K/4), cooperative, stream-K
+SKINNY = [(1024, 1024, 16384)]
+ALL = (1024,)
+CONFIGS_SKINNY = [
+    ("128x128 pp s6 k2", {**plain(128, 128, 6, 2), "schedule": "pingpong"}, ALL),
+    ("128x128 s5 k2", plain(128, 128, 5, 2), ALL),
+    ("128x256 s4 k4", plain(128, 256, 4, 4), ALL),
+    ("256x128 s4 k4", plain(256, 128, 4, 4), ALL),
+    ("128x256 s4 k4 c2", {**plain(128, 256, 4, 4), "cluster": 2}, ALL),
+    ("128x256 s4 streamk", {**plain(128, 256, 4), "streamk": True}, ALL),
+    ("128x128 pp s6 streamk", {**plain(128, 128, 6), "schedule": "pingpong", "streamk": True}, ALL),
+    ("128x128 s5 streamk", {**plain(128, 128, 5), "streamk": True}, ALL),
+]
 
 
 def main() -> int:
@@ -80,16 +94,17 @@ def main() -> int:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=25)
-    p.add_argument("--set", choices=("v1", "v2"), default="v1")
+    p.add_argument("--set", choices=("v1", "v2", "skinny"), default="v1")
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "decode-config-probe.json"))
     args = p.parse_args()
     bench = BG.Bench(torch)
-    configs = CONFIGS_V2 if args.set == "v2" else CONFIGS
+    configs = {"v1": CONFIGS, "v2": CONFIGS_V2, "skinny": CONFIGS_SKINNY}[args.set]
+    shapes = SKINNY if args.set == "skinny" else SHAPES
     report = {"command": f"python benchmarks/decode_config_probe.py --set {args.set}", "device": torch.cuda.get_device_name(),
               "copy_tbs": bench.copy_tbs(), "runs": args.runs, "rows": [], "registers": {}}
     fixups = (("unrolled", SK.emit_splitk_fixup), ("rolled", AB.variant_rolled))
     for layout in LAYOUTS:
-        for M, N, K in SHAPES:
+        for M, N, K in shapes:
             ta, tb = False, layout[1] == "T"
             g = torch.Generator(device="cuda").manual_seed(M * 7 + N * 3 + K)
             a = (torch.randn((M, K), device="cuda", generator=g) / K ** 0.5).bfloat16()
