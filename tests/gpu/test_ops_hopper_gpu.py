@@ -76,9 +76,8 @@ def test_every_swapped_candidate_runs_pinned(config, trans_b):
 @pytest.mark.parametrize("N, K", [(4096, 4096), (14336, 4096), (1000, 1000)])
 @pytest.mark.parametrize("trans_a, trans_b", [(False, True), (False, False)], ids=["NT", "NN"])
 def test_decode_products_run_swapped(M, N, K, trans_a, trans_b):
-    """M <= 32 (decode) with nothing tuned: C^T = op(b)^T op(a)^T through C's transposed view (issue 16); the swap
-    configs of BN 16 and 32; M = 64 the unswapped 64 x 128 default (faster there on the H200); the warm path,
-    against float64."""
+    """M <= SWAP_DEFAULT_M (decode) with nothing tuned: C^T = op(b)^T op(a)^T through C's transposed view (issue
+    16); the swap configs of BN 16, 32 and 64; the warm path, against float64."""
     a = (torch.randn((K, M) if trans_a else (M, K), device="cuda") / K ** 0.5).bfloat16()
     w = torch.randn((N, K) if trans_b else (K, N), device="cuda").bfloat16()
     out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
@@ -127,7 +126,7 @@ def test_decode_products_with_a_bias_run_swapped(M, N, K, trans_b):
     out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
     ops.gemm(a, w, trans_b=trans_b, bias=bias, activation="gelu", out=out)
     rec = ops.last_run()
-    swapped = M <= H.SWAP_DEFAULT_M  # M = 64: the unswapped default, its bias along the columns
+    swapped = M <= H.SWAP_DEFAULT_M  # unswapped above it: the bias along the columns
     assert rec.arch == "sm_90a" and rec.config.get("swap_ab", False) == swapped
     assert rec.config.get("BIAS_AXIS", "n") == ("m" if swapped else "n")
     ref = G.reference_gemm(q(a), q(w), None, q(bias).reshape(1, N), None, 1.0, trans_b=trans_b, activation="gelu")

@@ -16,7 +16,8 @@ TESSERA_AUTOTUNE=1 a first call of a new bucket tunes itself), else from
 `default_config`, a rule fitted to the H200 measurements in
 benchmarks/results/ (2026-11-30, 2026-12-03): 192 x 160 cooperative tiles where their waves cost 3% less than
 those of 128 x 256 tiles (4000^3; B K-major only), else 128 x 256 cooperative tiles when there
-are at least two waves of them (in 2-CTA clusters; one wave without); for M <= 64 (decode) 64 x 128 tiles
+are at least two waves of them (in 2-CTA clusters; one wave without); for M <= 64 (decode) the product runs
+swapped (`swap_config`: the weight fills wgmma's 64 rows), or where it cannot swap (N < 128) 64 x 128 tiles
 with an 8-deep ring, K split in 2 or 4 while the units stay within one wave; with at most half a wave of
 128 x 128 tiles and K >= 4 max(M, N), those tiles split K in two (warp-specialize splitk=2: one launch, the
 last split of a tile runs the epilogue); else 128 x 64 ping-pong tiles.
