@@ -82,6 +82,39 @@ CONFIGS_SKINNY = [
     ("128x128 s5 streamk", {**plain(128, 128, 5), "streamk": True}, ALL),
 ]
 
+# --set rotate: each tile starts its K loop at its own K step (tile index mod the steps, wrapping), so the CTAs
+# streaming at one time read different columns of the weight (different DRAM channels and banks) instead of all
+# the same column block at once; a source edit of the producer's TMA coordinates (K_ROTATE), summed in another
+# order per tile but the same products
+CONFIGS_ROTATE = [
+    ("swap64x16 s8", swapped(64, 16, 8), (1, 16)),
+    ("swap128x16 s5", swapped(128, 16, 5), (1, 16)),
+    ("swap64x64 s6", swapped(64, 64, 6), (64,)),
+]
+
+
+def k_rotate(src: str) -> str:
+    """The producer's K loop with each tile starting at K step (weight row / 64) mod steps, wrapping around."""
+    import re
+
+    lines = src.splitlines()
+    first_load = next(j for j, b in enumerate(lines) if "&A_tmap, " in b and "tma_load" in b)
+    for i in range(first_load, -1, -1):  # the loop just around the first load: the producer's K loop
+        m = re.match(r"(\s*)for \(int (v_\d+) = (v_\d+); \2 < (v_\d+); \2 \+= (v_\d+)\) \{$", lines[i])
+        if not m:
+            continue
+        indent, k, start, end, step = m.groups()
+        body_end = next(j for j in range(i + 1, len(lines)) if lines[j] == indent + "}")
+        body = lines[i + 1:body_end]
+        c0, c1 = re.search(r"&A_tmap, (v_\d+), (v_\d+)", lines[first_load]).groups()
+        row = c1 if c0 == k else c0  # NT: (k, row); MN-major weight (TT): (row, k)
+        pre = (f"{indent}  const int kt_ = ({end} - {start} + {step} - 1) / {step};\n"
+               f"{indent}  int kr_ = {k} + ({row} / 64 % kt_) * {step};\n"
+               f"{indent}  if (kr_ >= {start} + kt_ * {step}) kr_ -= kt_ * {step};")
+        body = [re.sub(rf"\b{k}\b", "kr_", b) for b in body]
+        return "\n".join(lines[:i + 1] + [pre] + body + lines[body_end:])
+    raise ValueError("k_rotate: no producer K loop with A loads")
+
 
 def main() -> int:
     import torch
@@ -89,20 +122,23 @@ def main() -> int:
     import ab_splitk_fixup as AB
     import bench_gemm_layouts as BG
     import tessera.ops as ops
+    from tessera.compiler import testing
     from tessera.ops import _hopper as H
     from tessera.target.nvidia.emit import splitk as SK
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=25)
-    p.add_argument("--set", choices=("v1", "v2", "skinny"), default="v1")
+    p.add_argument("--set", choices=("v1", "v2", "skinny", "rotate"), default="v1")
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "decode-config-probe.json"))
     args = p.parse_args()
     bench = BG.Bench(torch)
-    configs = {"v1": CONFIGS, "v2": CONFIGS_V2, "skinny": CONFIGS_SKINNY}[args.set]
+    configs = {"v1": CONFIGS, "v2": CONFIGS_V2, "skinny": CONFIGS_SKINNY, "rotate": CONFIGS_ROTATE}[args.set]
     shapes = SKINNY if args.set == "skinny" else SHAPES
     report = {"command": f"python benchmarks/decode_config_probe.py --set {args.set}", "device": torch.cuda.get_device_name(),
               "copy_tbs": bench.copy_tbs(), "runs": args.runs, "rows": [], "registers": {}}
     fixups = (("unrolled", SK.emit_splitk_fixup), ("rolled", AB.variant_rolled))
+    if args.set == "rotate":
+        fixups = (("", SK.emit_splitk_fixup), ("rot", SK.emit_splitk_fixup))
     for layout in LAYOUTS:
         for M, N, K in shapes:
             ta, tb = False, layout[1] == "T"
@@ -131,15 +167,18 @@ def main() -> int:
                     split = cfg["splitk"] > 1 or cfg.get("streamk")
                     if M not in ms or (fix == "rolled" and not split):
                         continue
-                    label = f"{name} {fix}" if split else name
+                    label = f"{name} {fix}" if split or fix == "rot" else name
                     try:
                         o = out(label)
-                        if cfg.get("swap_ab"):
-                            fns[label] = BG.make_swap_call(torch, M, N, a, B, o, ta, tb, cfg)
-                        else:
-                            fns[label] = BG.make_call(torch, cfg, a, B, o, ta, tb, M, N)
-                        lay = H.layout_of(not tb, True) if cfg.get("swap_ab") else layout
-                        ck, _ = H.compile_plain(cfg, "bf16", lay)
+                        with testing.inject_faults(source=k_rotate if fix == "rot" else None):
+                            if cfg.get("swap_ab"):
+                                fns[label] = BG.make_swap_call(torch, M, N, a, B, o, ta, tb, cfg)
+                            else:
+                                fns[label] = BG.make_call(torch, cfg, a, B, o, ta, tb, M, N)
+                            lay = H.layout_of(not tb, True) if cfg.get("swap_ab") else layout
+                            ck, _ = H.compile_plain(cfg, "bf16", lay)
+                        if fix == "rot":
+                            assert "kr_" in ck.source, "the rotation edit did not apply"
                         report["registers"][f"{label} {lay}"] = [ck.report.registers, ck.report.local_bytes]
                     except Exception as err:  # noqa: BLE001 - a probe: report and go on
                         print(f"{layout} {M}x{N}x{K} {label}: {type(err).__name__}: {str(err)[:300]}", flush=True)
