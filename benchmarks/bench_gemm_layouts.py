@@ -1,6 +1,6 @@
 """GEMM in every operand layout on an H200: Tessera's sm_90a kernel (default config and tuned) vs cuBLAS.
 
-    python benchmarks/bench_gemm_layouts.py [--quick] [--no-tune] [--budget-s 420] [--out FILE]
+    python benchmarks/bench_gemm_layouts.py [--quick] [--no-tune] [--budget-s 420] [--only "NN 1024x1024x16384"] [--out FILE]
 
 Issue 16's table: NN and NT over SHAPES, TN and TT at 4096^3, bf16. NN is a plain a@b (B stored [K, N]),
 NT the nn.Linear layout (B stored [N, K]), TN/TT have A stored [K, M]. cuBLAS is torch.matmul on the same
@@ -184,6 +184,7 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true")
     p.add_argument("--no-tune", action="store_true")
     p.add_argument("--budget-s", type=float, default=420)
+    p.add_argument("--only", action="append", default=[], help='rows named so only, e.g. "NN 1024x1024x16384"')
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "hopper-gemm-layouts.json"))
     args = p.parse_args(argv)
     import torch
@@ -193,7 +194,10 @@ def main(argv=None) -> int:
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "device": torch.cuda.get_device_name(), "torch": torch.__version__, "dtype": "bf16", "runs": RUNS,
               "copy_tbs": bench.copy_tbs(), "rows": [], "skipped": [], "errors": []}
-    for layout, (M, N, K) in (QUICK if args.quick else ROWS):
+    rows = QUICK if args.quick else ROWS
+    if args.only:
+        rows = [(lay, s) for lay, s in rows if f"{lay} {'x'.join(map(str, s))}" in args.only]
+    for layout, (M, N, K) in rows:
         if time.monotonic() - T0 > args.budget_s:
             report["skipped"].append(f"{layout} {M}x{N}x{K}")
             continue

@@ -39,13 +39,17 @@ def test_default_rule_big_tiles_in_clusters_from_two_waves_one_wave_without_else
     assert H.default_config(2048, 2048, 2048).as_dict() == {**big, "cluster": 1}  # 128 big tiles: one wave
     split = {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 2,
              "multicast": "b"}
-    assert H.default_config(1024, 1024, 16384).as_dict() == {**split, "stages": 6, "schedule": "pingpong"}
+    # 32 tiles of 128 x 256, K split in 4: 128 units of 4096 K each
+    assert H.default_config(1024, 1024, 16384).as_dict() == {**big, "cluster": 1, "splitk": 4}
     assert H.default_config(1024, 1024, 16384, reads_tiles=True).as_dict() == split  # 64 tiles, K long: 128 units
+    # K too short for 4 splits of SPLITK_MIN_K, or too many big units for a wave: 128 x 128 ping-pong, split 2
+    assert H.default_config(1024, 1024, 8192).as_dict() == {**split, "stages": 6, "schedule": "pingpong"}
+    assert H.default_config(1152, 896, 16384).as_dict() == {**split, "stages": 6, "schedule": "pingpong"}  # 144 units
     assert H.default_config(1024, 1024, 2048).schedule == "pingpong"  # K short: 128 x 64 tiles instead
     assert H.default_config(128, 8192, 8192).as_dict()["splitk"] == 1  # memory-bound: more tiles beat splits
     assert H.default_config(1024, 1024, 2048, reads_tiles=True).schedule == "cooperative"
     assert all(H.default_config(*s).as_dict() in H.HOPPER_CANDIDATES
-               for s in [(1, 1, 8), (128, 8192, 8192), (4000, 4000, 4000)])
+               for s in [(1, 1, 8), (128, 8192, 8192), (4000, 4000, 4000), (1024, 1024, 16384), (1024, 1024, 8192)])
 
 
 def test_default_rule_for_decode_and_for_b_stored_k_by_n():

@@ -48,6 +48,7 @@ HOPPER_CANDIDATES = [
     {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 2, "multicast": "b"},
     {"BM": 128, "BN": 128, "BK": 64, "stages": 6, "schedule": "pingpong", "cluster": 1, "splitk": 2, "multicast": "b"},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1, "splitk": 2, "multicast": "b"},
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 4, "multicast": "b"},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "a"},
     {"BM": 256, "BN": 128, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "b"},
     {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 2, "splitk": 1, "multicast": "a"},
@@ -221,9 +222,15 @@ def default_config(M: int, N: int, K: int, reads_tiles: bool = False, layout: st
         splits = max([s for s in (1, 2, 4) if 2 * tiles * s <= SMS and K >= 16 * 64 * s] + [1])
         return _cfg(64, 128, 8, "cooperative", splitk=splits)
     if 2 * (-(-M // 128) * -(-N // 128)) <= SMS and K >= max(SPLITK_MIN_K, 4 * max(M, N)):
-        # few tiles and a K long next to both sides (not a memory-bound skinny product): two units per tile, in
-        # ping-pong (1024 x 1024 x 16384 on the H200, 2026-12-03: 0.94-0.97x cuBLAS against 0.87-0.91x
-        # cooperative) unless the epilogue reads tiles
+        # few tiles and a K long next to both sides (not a memory-bound skinny product): K split. 128 x 256 tiles
+        # split in 4 where their units fit a wave and each split keeps SPLITK_MIN_K (1024 x 1024 x 16384 on the
+        # H100, 2026-12-07, 2026-12-07-h100-skinny-probe.json: 0.95-0.96x cuBLAS against 0.91 for the 128 x 128
+        # ping-pong tiles split in 2, which the H200 ran at 0.94-0.97x on 2026-12-03); else, or where the epilogue
+        # reads tiles (not measured with the big split tiles), 128 x 128 tiles split in 2, in ping-pong unless the
+        # epilogue reads tiles
+        big_units = 4 * -(-M // 128) * -(-N // 256)
+        if not reads_tiles and big_units <= SMS and K >= 4 * SPLITK_MIN_K:
+            return _cfg(128, 256, 4, "cooperative", splitk=4)
         if reads_tiles:
             return _cfg(128, 128, 5, "cooperative", splitk=2)
         return _cfg(128, 128, 6, "pingpong", splitk=2)
