@@ -5,7 +5,9 @@
 Issue 16's decode rows at N = 4096 took ~18.4 us for every config (1.8 TB/s of a 4.2 TB/s copy). If the time
 is a fixed cost (launch, prologue, tensor-map fetch, first TMA round trip, split-K fixup), a K sweep shows it
 as the intercept of time against K; the slope is the streaming rate. cuBLAS on the same tensors beside it.
-Per point: median of 30 CUDA-event timings after an L2 flush. JSON to --out (default $OUT/decode_floor.json).
+Per point: median of 30 CUDA-event timings after an L2 flush. JSON to --out (default $OUT/decode_floor.json), with
+a least-squares line (intercept in us, slope as TB/s) per kernel over K >= 1024; the swapped kernels as ops runs
+decode (2026-12-07), the default one and K split in 2 (what the split-K fixup adds to the intercept).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_gemm_layouts import make_call  # noqa: E402
+from bench_gemm_layouts import make_call, make_swap_call  # noqa: E402
 
 M, N = 16, 4096
 KS = (64, 256, 1024, 2048, 4096, 8192)
@@ -32,6 +34,20 @@ CONFIGS = {
     "128x64-pingpong": {"BM": 128, "BN": 64, "BK": 64, "stages": 8, "schedule": "pingpong", "cluster": 1,
                         "splitk": 1, "multicast": "b"},
 }
+# run swapped as ops.gemm runs decode (2026-12-07: the default for M <= 64); None: `swap_config(M)`, ops' default
+SWAPPED = {
+    "swap-default": None,
+    "swap64x16-s8-splitk2": {"BM": 64, "BN": 16, "BK": 128, "stages": 8, "schedule": "cooperative", "cluster": 1,
+                             "splitk": 2, "multicast": "b", "store": "registers", "swap_ab": True},
+}
+
+
+def fit(ks: list, us: list) -> dict:
+    """Least-squares time = intercept + slope * weight bytes: the fixed cost (us) and the streaming rate (TB/s)."""
+    xs = [k * N * 2 for k in ks]
+    mx, my = sum(xs) / len(xs), sum(us) / len(us)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, us)) / sum((x - mx) ** 2 for x in xs)
+    return {"intercept_us": my - slope * mx, "tbs": 1e-6 / slope}
 
 
 def main() -> int:
@@ -64,12 +80,17 @@ def main() -> int:
         row = {"K": K, "weight_mb": K * N * 2 / 2**20, "cublas_us": median_us(lambda: torch.matmul(a, b, out=out))}
         for name, cfg in CONFIGS.items():
             row[name + "_us"] = median_us(make_call(torch, cfg, a, b, out, False, False, M, N))
+        for name, cfg in SWAPPED.items():
+            row[name + "_us"] = median_us(make_swap_call(torch, M, N, a, b, out, False, False, cfg))
         rows.append(row)
         print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
     empty = torch.empty(1, device="cuda")
     floor = {"empty_kernel_us": median_us(lambda: empty.add_(1))}
     print(json.dumps(floor))
-    Path(args.out).write_text(json.dumps({"M": M, "N": N, "rows": rows, **floor}, indent=1))
+    big = [r for r in rows if r["K"] >= 1024]  # past the ramp: the line through the streaming points
+    fits = {name[:-3]: fit([r["K"] for r in big], [r[name] for r in big]) for name in rows[0] if name.endswith("_us")}
+    print(json.dumps(fits))
+    Path(args.out).write_text(json.dumps({"M": M, "N": N, "rows": rows, "fits": fits, **floor}, indent=1))
     return 0
 
 
