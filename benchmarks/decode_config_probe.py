@@ -1,13 +1,15 @@
 """Decode GEMM configs side by side (issue 16, item 2): which tile, split and fixup fill the H200's bandwidth.
 
-    python benchmarks/decode_config_probe.py [--set v1|v2] [--runs 25] [--out FILE]
+    python benchmarks/decode_config_probe.py [--set v1|v2|skinny|rotate] [--runs 25] [--out FILE]
 
 For each decode shape (M = 1, 16, 64 with N = 4096 and 14336, K = 4096; NT and NN) every config in CONFIGS is
 launched as ops.gemm would launch it (swapped ones through C's transposed view: bench_gemm_layouts.make_swap_call),
 checked against float64, and timed interleaved with cuBLAS (torch.matmul on the same tensors) and ops.gemm's
 default, each call after a 256 MB L2 flush (bench_gemm_layouts.Bench: median of --runs). Split configs run
 twice: with the shipped split-K fixup ("unrolled" sum) and with the rolled sum of benchmarks/ab_splitk_fixup.py,
-whose registers are reported beside. Output: one JSON line per shape and $OUT/decode-config-probe.json.
+whose registers are reported beside. Other sets (see each CONFIGS_* below): v2 (256-deep K steps), skinny
+(1024 x 1024 x 16384 instead of the decode shapes), rotate (each config also with `k_rotate`'s source edit).
+Output: one JSON line per shape and $OUT/decode-config-probe.json (--out).
 """
 
 from __future__ import annotations

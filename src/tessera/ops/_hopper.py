@@ -19,8 +19,9 @@ those of 128 x 256 tiles (4000^3; B K-major only), else 128 x 256 cooperative ti
 are at least two waves of them (in 2-CTA clusters; one wave without); for M <= 64 (decode) the product runs
 swapped (`swap_config`: the weight fills wgmma's 64 rows), or where it cannot swap (N < 128) 64 x 128 tiles
 with an 8-deep ring, K split in 2 or 4 while the units stay within one wave; with at most half a wave of
-128 x 128 tiles and K >= 4 max(M, N), those tiles split K in two (warp-specialize splitk=2: one launch, the
-last split of a tile runs the epilogue); else 128 x 64 ping-pong tiles.
+128 x 128 tiles and K >= 4 max(M, N), K is split (warp-specialize splitk: one launch, the last split of a tile
+runs the epilogue): 128 x 256 tiles in 4 where those units fit a wave and K >= 4 SPLITK_MIN_K, else 128 x 128
+tiles in 2; else 128 x 64 ping-pong tiles.
 """
 
 from __future__ import annotations
@@ -228,11 +229,10 @@ def default_config(M: int, N: int, K: int, reads_tiles: bool = False, layout: st
         # ping-pong tiles split in 2, which the H200 ran at 0.94-0.97x on 2026-12-03); else, or where the epilogue
         # reads tiles (not measured with the big split tiles), 128 x 128 tiles split in 2, in ping-pong unless the
         # epilogue reads tiles
-        big_units = 4 * -(-M // 128) * -(-N // 256)
-        if not reads_tiles and big_units <= SMS and K >= 4 * SPLITK_MIN_K:
-            return _cfg(128, 256, 4, "cooperative", splitk=4)
         if reads_tiles:
             return _cfg(128, 128, 5, "cooperative", splitk=2)
+        if 4 * -(-M // 128) * -(-N // 256) <= SMS and K >= 4 * SPLITK_MIN_K:
+            return _cfg(128, 256, 4, "cooperative", splitk=4)
         return _cfg(128, 128, 6, "pingpong", splitk=2)
     if reads_tiles:
         return _cfg(128, 128, 5, "cooperative")
