@@ -1,6 +1,6 @@
 """Decode GEMM configs side by side (issue 16, item 2): which tile, split and fixup fill the H200's bandwidth.
 
-    python benchmarks/decode_config_probe.py [--set v1|v2|skinny|rotate] [--runs 25] [--out FILE]
+    python benchmarks/decode_config_probe.py [--set v1|v2|skinny|rotate|kpair] [--runs 25] [--out FILE]
 
 For each decode shape (M = 1, 16, 64 with N = 4096 and 14336, K = 4096; NT and NN) every config in CONFIGS is
 launched as ops.gemm would launch it (swapped ones through C's transposed view: bench_gemm_layouts.make_swap_call),
@@ -8,7 +8,8 @@ checked against float64, and timed interleaved with cuBLAS (torch.matmul on the 
 default, each call after a 256 MB L2 flush (bench_gemm_layouts.Bench: median of --runs). Split configs run
 twice: with the shipped split-K fixup ("unrolled" sum) and with the rolled sum of benchmarks/ab_splitk_fixup.py,
 whose registers are reported beside. Other sets (see each CONFIGS_* below): v2 (256-deep K steps), skinny
-(1024 x 1024 x 16384 instead of the decode shapes), rotate (each config also with `k_rotate`'s source edit).
+(1024 x 1024 x 16384 instead of the decode shapes), rotate (each config also with `k_rotate`'s source edit),
+kpair (K split in a 2-CTA cluster, multicast=k; the decode shapes and the skinny one).
 Output: one JSON line per shape and $OUT/decode-config-probe.json (--out).
 """
 
@@ -95,6 +96,30 @@ CONFIGS_ROTATE = [
 ]
 
 
+# --set kpair: each tile's K steps split between the two CTAs of a cluster, summed through distributed shared
+# memory (nv.cluster_splitk_fixup: no global scratch, fence or counter), so N = 4096's 64 decode tiles fill 128
+# SMs; against the unsplit tiles and split-K through global scratch
+def kpair(cfg):
+    return {**cfg, "cluster": 2, "multicast": "k"}
+
+
+CONFIGS_KPAIR = [
+    ("swap64x16 s8", swapped(64, 16, 8), (1, 16)),
+    ("swap64x16 s8 kpair", kpair(swapped(64, 16, 8)), (1, 16)),
+    ("swap64x32 s6 kpair", kpair(swapped(64, 32, 6)), (1, 16)),
+    ("swap128x16 s5", swapped(128, 16, 5), (1, 16)),
+    ("swap128x16 s5 kpair", kpair(swapped(128, 16, 5)), (1, 16)),
+    ("swap64x16 s8 k2", swapped(64, 16, 8, 2), (1, 16)),
+    ("swap64x64 s6", swapped(64, 64, 6), (64,)),
+    ("swap64x64 s6 kpair", kpair(swapped(64, 64, 6)), (64,)),
+    ("swap64x64 s5 kpair", kpair(swapped(64, 64, 5)), (64,)),
+    ("swap128x64 s4 kpair", kpair(swapped(128, 64, 4)), (64,)),
+    ("128x256 s4 k4", plain(128, 256, 4, 4), ALL),
+    ("128x128 s4 kpair", kpair(plain(128, 128, 4)), ALL),
+    ("128x128 s4 k2", plain(128, 128, 4, 2), ALL),
+]
+
+
 def k_rotate(src: str) -> str:
     """The producer's K loop with each tile starting at K step (weight row / 64) mod steps, wrapping around."""
     import re
@@ -130,17 +155,20 @@ def main() -> int:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=25)
-    p.add_argument("--set", choices=("v1", "v2", "skinny", "rotate"), default="v1")
+    p.add_argument("--set", choices=("v1", "v2", "skinny", "rotate", "kpair"), default="v1")
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "decode-config-probe.json"))
     args = p.parse_args()
     bench = BG.Bench(torch)
-    configs = {"v1": CONFIGS, "v2": CONFIGS_V2, "skinny": CONFIGS_SKINNY, "rotate": CONFIGS_ROTATE}[args.set]
-    shapes = SKINNY if args.set == "skinny" else SHAPES
+    configs = {"v1": CONFIGS, "v2": CONFIGS_V2, "skinny": CONFIGS_SKINNY, "rotate": CONFIGS_ROTATE,
+               "kpair": CONFIGS_KPAIR}[args.set]
+    shapes = {"skinny": SKINNY, "kpair": SHAPES + SKINNY}.get(args.set, SHAPES)
     report = {"command": f"python benchmarks/decode_config_probe.py --set {args.set}", "device": torch.cuda.get_device_name(),
               "copy_tbs": bench.copy_tbs(), "runs": args.runs, "rows": [], "registers": {}}
     fixups = (("unrolled", SK.emit_splitk_fixup), ("rolled", AB.variant_rolled))
     if args.set == "rotate":
         fixups = (("", SK.emit_splitk_fixup), ("rot", SK.emit_splitk_fixup))
+    elif args.set == "kpair":  # the shipped fixup only
+        fixups = (("", SK.emit_splitk_fixup),)
     for layout in LAYOUTS:
         for M, N, K in shapes:
             ta, tb = False, layout[1] == "T"

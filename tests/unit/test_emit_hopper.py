@@ -194,6 +194,26 @@ def test_split_k_kernel_has_the_scratch_parameter_coalesced_partials_and_no_loca
     assert not has_local_memory(ck.cubin) and not has_local_memory(sass)
 
 
+@pytest.mark.parametrize("meta, schedule", [(dict(BM=128, BN=128, BK=64), "cooperative"),
+                                             (dict(BM=128, BN=64, BK=64), "pingpong"),
+                                             (dict(BM=64, BN=16, BK=128), "cooperative")],
+                         ids=["cooperative", "pingpong", "decode-tile"])
+def test_split_k_in_a_cluster_sends_the_block_through_distributed_shared_memory(meta, schedule):
+    """cluster=2 multicast=k: no scratch parameter and no global atomic; rank 1's block goes out as 16-byte
+    st.async stores into rank 0 (n / 8 per block a consumer holds), rank 0 reads it back with 16-byte shared
+    loads; the launch says cluster 2 along no grid axis (-1) and one unit per tile (splitk 1); no spill."""
+    ck = compile(trace(BIAS_SPECS, {**meta, "ACTIVATION": "gelu"}), "sm_90a", stages=4, schedule=schedule,
+                 cluster=2, multicast="k", cache=CompileCache(disk=False))
+    assert not [p for p in ck.emitted.params if p.role == "scratch"]
+    assert (ck.emitted.cluster, ck.emitted.cluster_axis, ck.emitted.splitk) == (2, -1, 1)
+    assert "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32" in ck.source
+    sass = ck.sass()
+    blocks = 2 if schedule == "pingpong" else 1  # a ping-pong consumer holds both 64-row blocks of its tile
+    assert count_instructions(sass, "STAS") == blocks * meta["BN"] // 8
+    assert count_instructions(sass, "ATOMG") == 0 and count_instructions(sass, "HGMMA") > 0
+    assert not has_local_memory(ck.cubin) and not has_local_memory(sass)
+
+
 _SPLITK_64 = ("%u, %m = nv.splitk_fixup %b, %t, %t, %t, %t {n = 64 : i64, splits = 2 : i64, blocks = 2 : i64, "
               "flag = 0 : i64} : vector<32xf32> -> vector<32xf32>")
 _STREAMK_64 = ("%u, %m = nv.streamk_fixup %b, %t, %t, %t, %t, %t, %t, %t {n = 64 : i64, blocks = 2 : i64, "

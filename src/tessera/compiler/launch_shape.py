@@ -11,7 +11,7 @@ Knobs (see warp-specialize for what each does on sm_90a; elsewhere only `stages`
     schedule    "cooperative" or "pingpong" consumer warpgroups
     cluster     CTAs per thread-block cluster, 1 or 2
     splitk      K splits per tile, 1 to 16
-    multicast   with cluster=2, the operand the CTA pair shares: "b" or "a"
+    multicast   with cluster=2, what the CTA pair shares: operand "b" or "a", or "k" (one tile, K split in two)
     streamk     share the partial last wave's K steps among all CTAs (not with splitk > 1)
     overlap     general wgmma loop bodies: rotate the loop so the next step's wgmmas overlap this step's tail
     store       how a GEMM-shaped kernel's epilogue writes its output: "tma" (boxes staged in shared memory where
@@ -77,11 +77,15 @@ class LaunchShape:
         if type(self.cluster) is not int or self.cluster not in CLUSTERS:
             raise _fail(f"cluster={self.cluster!r} is not one of {', '.join(map(str, CLUSTERS))} (CTAs per cluster)")
         if self.multicast not in MULTICASTS:
-            raise _fail(f"multicast={self.multicast!r} is not one of {', '.join(MULTICASTS)} (the operand a 2-CTA "
-                        "cluster shares)")
+            raise _fail(f"multicast={self.multicast!r} is not one of {', '.join(MULTICASTS)} (what a 2-CTA "
+                        "cluster shares: operand b, operand a, or k: a tile's K steps)")
         if self.multicast != "b" and self.cluster == 1:
             raise _fail(f"multicast={self.multicast!r} with cluster=1: only the CTAs of a 2-CTA cluster share an "
-                        "operand", hint="give cluster=2, or leave multicast at 'b'")
+                        "operand or a tile", hint="give cluster=2, or leave multicast at 'b'")
+        if self.multicast == "k" and (self.splitk > 1 or self.streamk):
+            raise _fail(f"multicast='k' with {'streamk=True' if self.streamk else f'splitk={self.splitk}'}: the "
+                        "cluster pair already splits each tile's K steps",
+                        hint="use one K decomposition: multicast='k' (in the cluster), splitk or streamk")
         if self.store not in STORES:
             raise _fail(f"store={self.store!r} is not one of {', '.join(map(repr, STORES))}")
         if not isinstance(self.overlap, bool):

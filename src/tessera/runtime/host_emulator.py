@@ -298,6 +298,13 @@ static inline void tsr_fence_gpu() { std::atomic_thread_fence(std::memory_order_
 static inline unsigned tsr_atom_add_u32(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 static inline void tsr_st_u32_relaxed(unsigned* p, unsigned v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
 static inline unsigned tsr_ld_shared_u32(unsigned a) { unsigned v; std::memcpy(&v, tsr_smem + a, 4); return v; }
+// nv.cluster_splitk_fixup: a store into CTA `rank`'s shared memory that completes its bytes on that CTA's barrier.
+static inline void tsr_st_async_f32x4(unsigned a, unsigned bar, unsigned rank, float x, float y, float z, float w) {
+  const float v[4] = {x, y, z, w}; std::memcpy(tsr_smem_of[rank] + a, v, 16); tsr_mbar_complete_tx((int)rank, bar, 16);
+}
+static inline void tsr_ld_shared_f32x4(unsigned a, float* q) { std::memcpy(q, tsr_smem + a, 16); }
+static inline void tsr_mbar_wait_cluster(unsigned bar, unsigned parity) { tsr_mbar_wait(bar, parity); }
+static inline void tsr_mbar_arrive_remote(unsigned bar, unsigned rank) { tsr_mbar_arrive_cluster(bar, rank); }
 static inline void tsr_warpgroup_sync() { tsr_wg_barrier[tsr_rank][threadIdx.x >> 7]->arrive_and_wait(); }
 static inline float tsr_smem_half(unsigned a, int bf) {
   tsr_u16 h; std::memcpy(&h, tsr_smem + a, 2); return bf ? __uint_as_float((unsigned)h << 16) : tsr_f16_f32(h);

@@ -38,7 +38,8 @@ def physical_grid(grid, sm_count: int, kernel: str | None = None, cluster: int =
 
     With clusters of `cluster` CTAs (which take `cluster` consecutive tile rows together) the CTA count is
     `cluster` times min(ceil(g0 / cluster) * g1 * g2, sm_count // cluster): whole clusters, one CTA per SM
-    (ceil(g1 / cluster) * g0 * g2 when the cluster takes neighbouring columns, `cluster_axis` 1).
+    (ceil(g1 / cluster) * g0 * g2 when the cluster takes neighbouring columns, `cluster_axis` 1; g0 * g1 * g2
+    when its CTAs share each tile and split its K steps, `cluster_axis` -1).
     A split-K kernel has `splitk` units of work per logical CTA (tile), so as many times the CTAs to fill; a
     stream-K kernel shares the K steps of the last waves among all CTAs, so it takes one CTA per SM always.
     """

@@ -5,6 +5,9 @@ MAX_STAGES = 8  # ring depth
 SCHEDULES = ("cooperative", "pingpong")  # consumer warpgroups issue freely, or take turns
 CLUSTERS = (1, 2)  # CTAs per thread-block cluster
 STORES = ("tma", "registers")  # how a GEMM-shaped epilogue writes its output
-MULTICASTS = ("b", "a")  # the operand a 2-CTA cluster shares: b (pairs of tile rows) or a (pairs of tile columns)
+# what a 2-CTA cluster shares: operand b (pairs of tile rows), operand a (pairs of tile columns), or k: one tile,
+# whose K steps the pair splits and sums through distributed shared memory (no operand is multicast)
+MULTICASTS = ("b", "a", "k")
+PAIR_AXIS = {"b": 0, "a": 1, "k": -1}  # the logical-grid axis whose neighbouring tiles a cluster takes (-1: none)
 TILES = ("static", "dynamic")  # how a persistent CTA takes its tiles
 MAX_SPLITK = 16  # K splits per tile (nv.splitk_fixup's limit)

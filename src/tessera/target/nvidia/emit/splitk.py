@@ -1,5 +1,6 @@
 """CUDA for `nv.splitk_fixup` and `nv.streamk_fixup`: the K splits (stream-K pieces) of one accumulator block
-meet in the runtime's scratch buffer.
+meet in the runtime's scratch buffer; and for `nv.cluster_splitk_fixup`, where the two K halves of a 2-CTA
+cluster meet in rank 0's shared memory (st.async onto an mbarrier; see the op).
 
 Record `tile` of `tsr_scratch` holds, for each split s and 64-row block b,
 the block's f32 values in the accumulator's own register order: float4 j of
@@ -132,7 +133,46 @@ def emit_streamk_fixup(e, op: H.StreamkFixupOp) -> None:
                            f"{out}[4 * j_ + 3] += q_[3];")
 
 
-EMITTERS = {"nv.splitk_fixup": emit_splitk_fixup, "nv.streamk_fixup": emit_streamk_fixup}
+def emit_cluster_splitk_fixup(e, op: H.ClusterSplitkFixupOp) -> None:
+    """Rank 1 waits until its slot of rank 0's buffer is free and sends its block; rank 0 arms its full barrier,
+    waits for the block, adds it to its own and frees the slot (see the op)."""
+    n = op.n.value.data
+    regs, quads, nbytes = n // 2, n // 8, op.slot_bytes(n)
+    v, rank, c = e[op.value], e[op.rank], e[op.consumer]
+    out, last = e.define(op.result), e.define(op.last)
+    e.comment(op, f"the 2-CTA cluster's K halves of a 64 x {n} block meet in rank 0's shared memory")
+    if op.value.has_one_use():
+        e.line(f"float (&{out})[{regs}] = {v};")
+    else:
+        e.line(f"float {out}[{regs}];")
+        with e.unrolled("i_", regs):
+            e.line(f"{out}[i_] = {v}[i_];")
+    e.line(f"const bool {last} = {rank} == 0;")
+    with e.block():
+        e.line(f"const unsigned slot_ = (unsigned){e[op.slot]};")
+        e.line(f"const unsigned buf_ = tsr_sbase + {op.buffer.value.data}u + {nbytes}u * slot_ + 16u * (unsigned)(tid & 127);")
+        e.line(f"const unsigned full_ = tsr_sbase + {op.full.value.data}u + 8u * slot_;")
+        e.line(f"const unsigned empty_ = tsr_sbase + {op.empty.value.data}u + 8u * slot_;")
+        e.line(f"const unsigned par_ = (unsigned){e[op.ordinal]} & 1u;")
+        with e.block(f"if (!{last}) ", "rank 1: once rank 0 has read the last tile's block, send this one"):
+            e.line("tsr_mbar_wait_cluster(empty_, par_ ^ 1u);")
+            with e.unrolled("j_", quads):
+                e.line(f"tsr_st_async_f32x4(buf_ + 2048u * j_, full_, 0u, {v}[4 * j_], {v}[4 * j_ + 1], "
+                       f"{v}[4 * j_ + 2], {v}[4 * j_ + 3]);")
+        with e.block("else ", "rank 0: wait for rank 1's block, add it, free the slot"):
+            e.line(f"if ((tid & 127) == 0) tsr_mbar_expect_tx(full_, {nbytes}u);")
+            e.line("tsr_mbar_wait_cluster(full_, par_);")
+            with e.unrolled("j_", quads):
+                e.line("float q_[4];")
+                e.line("tsr_ld_shared_f32x4(buf_ + 2048u * j_, q_);")
+                e.line(f"{out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
+                       f"{out}[4 * j_ + 3] += q_[3];")
+            e.line(f"tsr_named_bar(1u + (unsigned){c}, 128u);  // the whole warpgroup has read the slot")
+            e.line("if ((tid & 127) == 0) tsr_mbar_arrive_remote(empty_, 1u);")
+
+
+EMITTERS = {"nv.splitk_fixup": emit_splitk_fixup, "nv.streamk_fixup": emit_streamk_fixup,
+            "nv.cluster_splitk_fixup": emit_cluster_splitk_fixup}
 
 PRELUDE = {
     "splitk": """// Split-K in one launch (nv.splitk_fixup): global stores and loads that bypass L1, a GPU-scope fence and
@@ -161,5 +201,32 @@ static __device__ __forceinline__ unsigned tsr_ld_shared_u32(unsigned addr) {
 }
 #endif""",
 }
-PROVIDES = {"splitk": ("tsr_st_cg_f32x4", "tsr_ld_cg_f32x4", "tsr_fence_gpu", "tsr_atom_add_u32", "tsr_st_u32_relaxed",
+PRELUDE["dsmem"] = """// Split-K in a 2-CTA cluster (nv.cluster_splitk_fixup): stores into a peer's shared memory that complete their
+// bytes on its mbarrier, waits and arrivals ordered at cluster scope; the host emulator defines its own versions.
+#ifndef TESSERA_HOST_EMULATION
+static __device__ __forceinline__ void tsr_st_async_f32x4(unsigned addr, unsigned bar, unsigned rank, float a, float b,
+                                                          float c, float d) {
+  asm volatile("{\\n .reg .b32 ra, rb;\\n mapa.shared::cluster.u32 ra, %0, %2;\\n mapa.shared::cluster.u32 rb, %1, %2;\\n"
+               " st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [ra], {%3, %4, %5, %6}, [rb];\\n}\\n"
+               :: "r"(addr), "r"(bar), "r"(rank), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+static __device__ __forceinline__ void tsr_ld_shared_f32x4(unsigned addr, float* q) {
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\\n" : "=f"(q[0]), "=f"(q[1]), "=f"(q[2]), "=f"(q[3])
+               : "r"(addr) : "memory");
+}
+static __device__ __forceinline__ void tsr_mbar_wait_cluster(unsigned bar, unsigned parity) {
+  unsigned done;
+  do {
+    asm volatile("{\\n .reg .pred p;\\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\\n"
+                 " selp.u32 %0, 1, 0, p;\\n}\\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  } while (!done);
+}
+static __device__ __forceinline__ void tsr_mbar_arrive_remote(unsigned bar, unsigned rank) {
+  asm volatile("{\\n .reg .b32 remote;\\n mapa.shared::cluster.u32 remote, %0, %1;\\n"
+               " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\\n}\\n"
+               :: "r"(bar), "r"(rank) : "memory");
+}
+#endif"""
+PROVIDES = {"dsmem": ("tsr_st_async_f32x4", "tsr_ld_shared_f32x4", "tsr_mbar_wait_cluster", "tsr_mbar_arrive_remote"),
+            "splitk": ("tsr_st_cg_f32x4", "tsr_ld_cg_f32x4", "tsr_fence_gpu", "tsr_atom_add_u32", "tsr_st_u32_relaxed",
                        "tsr_ld_shared_u32")}

@@ -33,8 +33,8 @@ from xdsl.traits import Pure
 
 from tessera.target.nvidia.ir.types import NvOp, check_smem_offset, expect_vec, fail, i64s, int_attr, ints
 from tessera.ir.types import type_name
-from tessera.target.nvidia.ir.wgacc_ops import (SplitkFixupOp, StreamkFixupOp, TmaStoreDrainOp, WgaccLoadOp,
-                                                WgaccAtomicAddOp, WgaccStoreOp, WgaccStoreTmaOp)
+from tessera.target.nvidia.ir.wgacc_ops import (ClusterSplitkFixupOp, SplitkFixupOp, StreamkFixupOp, TmaStoreDrainOp,
+                                                WgaccLoadOp, WgaccAtomicAddOp, WgaccStoreOp, WgaccStoreTmaOp)
 
 SWIZZLES = (0, 32, 64, 128)
 MAX_CLUSTER = 2  # CTAs per cluster that the lowering and the runtime take (pairs along the tile rows)
@@ -467,4 +467,5 @@ class WgmmaWaitOp(NvOp):
 
 HOPPER_OPS = (ThreadIdOp, LogicalGridOp, ClusterRankOp, ClusterSyncOp, SetMaxNRegOp, NamedBarrierOp, MbarrierInitOp,
               MbarrierWaitOp, MbarrierArriveOp, MbarrierExpectTxOp, TmaLoadOp, WgmmaOp, WgmmaWaitOp, WgaccLoadOp,
-              WgaccStoreOp, WgaccAtomicAddOp, WgaccStoreTmaOp, TmaStoreDrainOp, SplitkFixupOp, StreamkFixupOp)
+              WgaccStoreOp, WgaccAtomicAddOp, WgaccStoreTmaOp, TmaStoreDrainOp, SplitkFixupOp, StreamkFixupOp,
+              ClusterSplitkFixupOp)

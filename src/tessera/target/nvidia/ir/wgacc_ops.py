@@ -7,7 +7,8 @@ stores, and `nv.tma_store_drain` waits for those before the CTA exits.
 `nv.splitk_fixup` sums the K splits of one accumulator block across CTAs
 (split-K in one launch, through a runtime-owned scratch buffer);
 `nv.streamk_fixup` sums the pieces of a tile that stream-K dealt to several
-CTAs.
+CTAs; `nv.cluster_splitk_fixup` sums the two K halves of a tile that the CTAs
+of a 2-CTA cluster computed, through distributed shared memory.
 """
 
 from __future__ import annotations
@@ -328,3 +329,60 @@ class StreamkFixupOp(NvOp):
         stride = self.slot_stride.value.data
         if stride not in (2, 4):
             fail(self, f"slot_stride={stride} must be 2 (two slots per CTA) or 4 (per 2-CTA cluster)")
+
+
+@irdl_op_definition
+class ClusterSplitkFixupOp(NvOp):
+    """Split-K inside a 2-CTA cluster: both CTAs ran half of one tile's K steps; rank 1 sends its 64 x n block to
+    rank 0, whose `result` is the sum (rank 0's part + rank 1's, in that order) and whose `last` is true.
+
+    No global memory, fence or counter: every thread of rank 1 writes its float4s with `st.async` into rank 0's
+    receive buffer (slot `slot`: `buffer` + slot * 64 * n * 4 bytes of shared memory; float4 j of warpgroup
+    thread t at 2048 j + 16 t), each completing its bytes on rank 0's `full` barrier of the slot; rank 0's
+    thread 0 arms that barrier with the block's byte count, every thread waits for it, adds, and after the
+    warpgroup's named barrier (1 + consumer) thread 0 frees the slot by arriving on rank 1's `empty` barrier.
+    Rank 1 waits on that before it sends the next tile's block. `ordinal` is the tile's count in this
+    consumer's walk: both barriers complete one phase per tile. A slot per (consumer, 64-row block) it holds.
+    """
+
+    name = "nv.cluster_splitk_fixup"
+    MIN_ARCH: ClassVar[str] = "sm_90"
+    SMEM: ClassVar[str] = "write"
+    value = operand_def(VectorType)
+    rank = operand_def(IndexType)
+    ordinal = operand_def(IndexType)
+    slot = operand_def(IndexType)
+    consumer = operand_def(IndexType)
+    n = prop_def(IntegerAttr)
+    slots = prop_def(IntegerAttr)
+    buffer = prop_def(IntegerAttr)
+    full = prop_def(IntegerAttr)
+    empty = prop_def(IntegerAttr)
+    result = result_def(VectorType)
+    last = result_def(i1)
+    assembly_format = ("$value `,` $rank `,` $ordinal `,` $slot `,` $consumer attr-dict `:` type($value) `->` "
+                       "type($result)")
+
+    def __init__(self, value: SSAValue, rank: SSAValue, ordinal: SSAValue, slot: SSAValue, consumer: SSAValue, *,
+                 n: int, slots: int, buffer: int, full: int, empty: int):
+        super().__init__(operands=[value, rank, ordinal, slot, consumer], result_types=[value.type, i1],
+                         properties={"n": int_attr(n), "slots": int_attr(slots), "buffer": int_attr(buffer),
+                                     "full": int_attr(full), "empty": int_attr(empty)})
+
+    @staticmethod
+    def slot_bytes(n: int) -> int:
+        """Shared-memory bytes of one receive slot: a 64 x n f32 block."""
+        return 64 * n * 4
+
+    def verify_(self) -> None:
+        n, slots = self.n.value.data, self.slots.value.data
+        if n % 8 or not 8 <= n <= 256:
+            fail(self, f"n={n} must be a multiple of 8 in [8, 256]")
+        expect_vec(self, "value", self.value.type, n // 2, f32)
+        if self.result.type != self.value.type:
+            fail(self, f"result {self.result.type} differs from value {self.value.type}")
+        if not 1 <= slots <= 8:
+            fail(self, f"slots={slots} must be in [1, 8] (a slot per consumer warpgroup and 64-row block it holds)")
+        check_smem_offset(self, "buffer", self.buffer.value.data, 16)
+        check_smem_offset(self, "full", self.full.value.data, 8)
+        check_smem_offset(self, "empty", self.empty.value.data, 8)

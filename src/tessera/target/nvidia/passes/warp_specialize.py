@@ -32,7 +32,9 @@ Output (nv IR, one thread's view; see `tessera.target.nvidia.ir.hopper_ops`):
   over through the turn barriers (one's epilogue under the other's loop); on any other loop the consumers share
   each tile and take turns at issuing a step's wgmmas (warp-scheduler barriers);
 * cluster=2: CTA pairs walk pairs of tile rows (columns with multicast=a); a ring operand both read is loaded half
-  per CTA and multicast; its slots are released on both CTAs; cluster syncs bracket the kernel;
+  per CTA and multicast; its slots are released on both CTAs; cluster syncs bracket the kernel. With multicast=k
+  (a loop of one accumulating wgmma) the pair takes one tile and splits its K steps: rank 1 sends its accumulator
+  into rank 0's shared memory (`nv.cluster_splitk_fixup`: st.async onto an mbarrier), rank 0 adds and stores;
 * splitk=S / streamk=1 (a loop of one accumulating wgmma): a tile's K steps are split among units of work that
   meet in the runtime's scratch buffer (`nv.splitk_fixup` / `nv.streamk_fixup`); the last piece runs the epilogue.
 
@@ -80,7 +82,10 @@ class WarpSpecialize(ModulePass):
             column (rows 2p and 2p+1) and each loads half of the shared B tile, multicast to both: a third
             less L2 -> shared-memory traffic at 128x256 tiles.
         multicast: with cluster=2, the operand the pair shares: b (tile rows 2p and 2p+1 of one column, B
-            multicast) or a (tile columns 2q and 2q+1 of one row, A multicast: for few tile rows, M small).
+            multicast) or a (tile columns 2q and 2q+1 of one row, A multicast: for few tile rows, M small),
+            or k: both CTAs take the same tile, each half of its K steps, and rank 1's accumulator reaches rank
+            0 through distributed shared memory (twice the CTAs per tile with no global scratch, fence or
+            counter: for decode shapes with fewer tiles than SMs). Not with splitk > 1 or streamk.
         store: how the epilogue writes the output tile: tma (staged in shared memory, 64 x 64 boxes, bulk
             tensor stores that clip at the edges; used when the output is bf16/f16, BN a multiple of 64 and
             the 16 KiB per consumer warpgroup fit) or registers (4-byte stores straight from the accumulator).
@@ -130,7 +135,10 @@ class WarpSpecialize(ModulePass):
                              f"{', '.join(map(str, CLUSTERS))} (CTAs per thread-block cluster)")
         if self.multicast not in MULTICASTS:
             raise ValueError(f"warp-specialize: multicast={self.multicast} is not one of {', '.join(MULTICASTS)} "
-                             "(the operand a 2-CTA cluster shares)")
+                             "(what a 2-CTA cluster shares: operand b, operand a, or k: a tile's K steps)")
+        if self.multicast == "k" and self.cluster == 1:
+            raise ValueError("warp-specialize: multicast=k with cluster=1: the CTAs of a 2-CTA cluster split a tile's "
+                             "K steps; give cluster=2")
         if self.streamk not in (0, 1) or isinstance(self.streamk, bool):
             raise ValueError(f"warp-specialize: streamk={self.streamk} must be 0 or 1")
         if self.overlap not in (0, 1) or isinstance(self.overlap, bool):
@@ -167,7 +175,7 @@ def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int
     builder = lower_body(kernel, mmas, stages, group_m, pingpong, overlap, tiles, store, cluster, multicast, splitk,
                          streamk)
     _replace_body(kernel, builder.body(), builder.consumers, builder.total)
-    _launch_attributes(kernel, cluster, builder.pair_axis, splitk, streamk)
+    _launch_attributes(kernel, cluster, builder.pair_axis, splitk, streamk)  # pair_axis -1: the pair shares tiles
 
 
 def _launch_attributes(kernel: func.FuncOp, cluster: int, pair_axis: int, splitk: int = 1,

@@ -34,7 +34,7 @@ from tessera.target.nvidia.ir import hopper_ops as H
 from tessera.target.nvidia.ir import wgreg_ops as W
 from tessera.target.nvidia.ir.types import SMEM_LIMIT
 from tessera.target.nvidia.passes.ws_common import WG_ROWS, binop, index_const, is_scalar, refuse
-from tessera.target.nvidia.knobs import MULTICASTS
+from tessera.target.nvidia.knobs import PAIR_AXIS
 from tessera.target.nvidia.passes.ws_walk import (LOCAL_TILE, REGS, TileWalk, multicast_halves, pid_axes, read_once,
                                                   refuse_dynamic, ring_slot)
 from tessera.target.nvidia.passes.ws_match import (ELEM_BYTES, SLOT_ALIGN, Body, Staged, _plan_smem,
@@ -95,10 +95,13 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
         self.evict: dict = {}  # the producer's `evict_hints`, set where its tile walk starts
         self.total = _plan_smem(body, body.mmas[0].op, stages)
         self.splitk, self.streamk = splitk, streamk
+        self.kpair = cluster > 1 and multicast == "k"  # the cluster's CTAs split each tile's K steps
         self._check_k_split(body, tiles)
         self.word = self.total  # split-K / stream-K: one 4-byte verdict word per consumer, after the barriers
         if splitk > 1 or streamk:
             self.total += 4 * body.consumers
+        if self.kpair:
+            self._plan_kpair(body)
         self.sched = None
         if tiles == "dynamic":  # the hand-over ring of the dynamic tile scheduler follows the barriers
             self.sched = DynamicTiles.place(self.total, 128 * body.consumers)
@@ -109,8 +112,8 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
                                                      f"bytes of shared memory; sm_90a has {SMEM_LIMIT[(9, 0)]}",
                                  op=body.mmas[0].op, hint="use fewer stages or a smaller BK (or smaller blocks)")
         self.cluster = cluster
-        self.pair_axis = MULTICASTS.index(multicast)  # the grid axis whose neighbouring tiles a cluster takes
-        self.shared = self._shared_operands(body) if cluster > 1 else []
+        self.pair_axis = PAIR_AXIS[multicast]  # the grid axis whose neighbouring tiles a cluster takes (-1: none)
+        self.shared = self._shared_operands(body) if cluster > 1 and not self.kpair else []
         self.cluster_bars = {st.empty for st in self.shared}  # slots both CTAs' consumers release
         if cluster > 1 and tiles == "dynamic":
             refuse_dynamic(body.mmas[0].op, cluster=cluster)
@@ -141,13 +144,16 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
         """Split-K and stream-K sum a tile's pieces of the K range, so the loop must only accumulate (one wgmma
         into the value it carries: `accumulates_only`), and stream-K lays every tile's steps end to end (the
         same K range for all)."""
-        if self.splitk == 1 and not self.streamk:
+        if self.splitk == 1 and not self.streamk and not self.kpair:
             return
         at = body.mmas[0].op
-        what = f"splitk={self.splitk}" if self.splitk > 1 else "streamk=1"
+        what = f"splitk={self.splitk}" if self.splitk > 1 else "streamk=1" if self.streamk else "multicast=k"
         if self.streamk and self.splitk > 1:
             raise refuse(at, f"streamk with splitk={self.splitk}: stream-K already shares a tile's K steps among "
                              "CTAs", "use one of streamk=1 and splitk>1")
+        if self.kpair and what != "multicast=k":
+            raise refuse(at, f"multicast=k with {what}: the cluster pair already splits each tile's K steps",
+                         "use one K decomposition: multicast=k (in the cluster), splitk or streamk")
         if not self.chained or len(body.mmas) != 1:
             raise refuse(at, f"{what} with a loop that does more than accumulate one wgmma: the pieces of a tile's "
                              "K range are summed, which only a loop of one accumulating wgmma (a GEMM K-loop) allows",
@@ -159,14 +165,44 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
         if self.streamk and tiles == "dynamic":
             refuse_dynamic(at, streamk=True)
 
-    def _fixup(self, regs: Regs, mapping: dict, consumer: SSAValue) -> tuple[Operation, SSAValue] | None:
-        """Split-K / stream-K: meet the tile's other pieces in the runtime's scratch buffer; the op and its i1
-        "this piece is the last, run the epilogue on the sum" (None without a K decomposition)."""
-        if self.splitk == 1 and not self.streamk:
+    def _plan_kpair(self, body: Body) -> None:
+        """multicast=k: rank 0's receive slots (a 64 x n f32 block per consumer warpgroup and 64-row block it
+        holds: whole-tile ping-pong consumers each hold every block) and their full / empty mbarriers, after the
+        rest of shared memory."""
+        blocks = body.bm // WG_ROWS
+        self.kslots = blocks * (2 if self.pingpong else 1)
+        self.kbuf = -(-self.total // 16) * 16
+        self.kfull = self.kbuf + self.kslots * H.ClusterSplitkFixupOp.slot_bytes(body.mmas[0].n)
+        self.kempty = self.kfull + 8 * self.kslots
+        self.total = self.kempty + 8 * self.kslots
+
+    def _ordinal(self, ops: list, mapping: dict) -> SSAValue:
+        """The tile's count in this consumer's walk so far (the phase of barriers used once per tile)."""
+        local = mapping[LOCAL_TILE]
+        if isinstance(local, SSAValue):  # the loop carries it (tiles=dynamic)
+            return local
+        t, start, step = local
+        return binop(ops, arith.DivSIOp, binop(ops, arith.SubiOp, t, start), step)
+
+    def _fixup(self, regs: Regs, mapping: dict, consumer: SSAValue) -> tuple[list[Operation], SSAValue] | None:
+        """Split-K / stream-K: meet the tile's other pieces in the runtime's scratch buffer (multicast=k: in rank
+        0's shared memory); its ops and their i1 "this piece is the last, run the epilogue on the sum" (None
+        without a K decomposition)."""
+        if self.splitk == 1 and not self.streamk and not self.kpair:
             return None
         mm = self.body_.mmas[0]
         old = self.body_.loop.results[0]
         blocks = self.body_.bm // WG_ROWS  # a tile's 64-row blocks: its scratch record holds them all
+        if self.kpair:
+            pre: list[Operation] = []
+            slot = regs.block
+            if self.pingpong:  # each consumer holds every block of its own tiles: slots of its own
+                slot = binop(pre, arith.AddiOp, regs.block, binop(pre, arith.MuliOp, consumer, blocks))
+            fix = H.ClusterSplitkFixupOp(regs.get(old), self.units.rank, self._ordinal(pre, mapping), slot, consumer,
+                                         n=mm.n, slots=self.kslots, buffer=self.kbuf, full=self.kfull,
+                                         empty=self.kempty)
+            regs.map[old] = fix.result
+            return pre + [fix], fix.last
         if self.streamk:
             fix = H.StreamkFixupOp(regs.get(old), mapping[TILE], mapping[PIECE], mapping[PIECES],
                                    mapping[FIRST_SLOT], mapping[HEAD], regs.block, consumer, n=mm.n, blocks=blocks,
@@ -175,7 +211,7 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
             fix = H.SplitkFixupOp(regs.get(old), mapping[TILE], mapping[SPLIT], regs.block, consumer, n=mm.n,
                                   splits=self.splitk, blocks=blocks, flag=self.word)
         regs.map[old] = fix.result
-        return fix, fix.last
+        return [fix], fix.last
 
     def _shared_operands(self, body: Body) -> list[Staged]:
         """With a 2-CTA cluster along `pair_axis`: the ring operands both CTAs read (their view does not follow
@@ -217,6 +253,8 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
             ops.append(H.MbarrierInitOp(bd.turn, 2, 1))
         if self.sched is not None:
             ops += self.sched.init()
+        if self.kpair:  # rank 0's receive slots: full (rank 1's bytes arrive), empty (rank 0 has read them)
+            ops += [H.MbarrierInitOp(self.kfull, self.kslots, 1), H.MbarrierInitOp(self.kempty, self.kslots, 1)]
         if self.cluster > 1:  # peers signal these barriers: they must exist first
             ops.append(H.ClusterSyncOp())
         tid = H.ThreadIdOp()
@@ -295,12 +333,7 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
     def _fixed_slot(self, ops: list, mapping: dict) -> tuple[SSAValue, SSAValue]:
         """(slot, phase parity) of this tile's fixed operands: with one slot, slot 0 in phase ordinal % 2; with
         two, slot ordinal % 2 in phase (ordinal / 2) % 2 (ordinal: the tile's count in this CTA so far)."""
-        local = mapping[LOCAL_TILE]
-        if isinstance(local, SSAValue):  # the loop carries it (tiles=dynamic)
-            ordinal = local
-        else:
-            t, start, step = local
-            ordinal = binop(ops, arith.DivSIOp, binop(ops, arith.SubiOp, t, start), step)
+        ordinal = self._ordinal(ops, mapping)
         if self.fixed_slots == 1:
             return index_const(ops, 0), binop(ops, arith.RemSIOp, ordinal, 2)
         return ring_slot(ops, ordinal, self.fixed_slots)
@@ -401,7 +434,7 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
             fixed_up = self._fixup(regs, mapping, consumer)
             lower_all(regs, part, bd.epilogue)
             if fixed_up is not None:  # only the tile's last piece runs the epilogue, on the sum
-                part = [fixed_up[0], scf.IfOp(fixed_up[1], [], [*part, scf.YieldOp()])]
+                part = [*fixed_up[0], scf.IfOp(fixed_up[1], [], [*part, scf.YieldOp()])]
             epilogue += part
         if REAL_TILE in mapping:  # the spare CTA of a cluster (an odd count of tiles) stores nothing
             epilogue = [scf.IfOp(mapping[REAL_TILE], [], [*epilogue, scf.YieldOp()])]

@@ -3,7 +3,9 @@
 The persistent loop walks units t = 0, 1, ... of a raster: with splitk = S
 unit t is split t % S of tile t / S; tiles go in groups of `group_m` rows
 (axes beyond 1 outermost); with a 2-CTA cluster the raster walks pairs of
-tile rows (or columns, `pair_axis` 1) and the CTA's rank picks its half.
+tile rows (or columns, `pair_axis` 1) and the CTA's rank picks its half, or
+(`pair_axis` -1, multicast=k) walks single tiles, whose K steps the rank
+splits: rank r takes split r of `cluster`, as split-K's unit would.
 `setup` clones the kernel's index math before the K-loop for unit t and
 returns the old -> new value mapping, with the keys below for what the
 roles need besides the program ids.
@@ -59,7 +61,7 @@ class Units:
     def count(self, ops: list, sizes: list[SSAValue]) -> SSAValue:
         """The number of units: tiles (pairs of tiles, with a cluster) times splitk."""
         self.sizes = self.raster_sizes = sizes
-        if self.cluster > 1:  # a cluster walks pairs of tile rows (or columns): rank r takes row 2p + r of pair p
+        if self.cluster > 1 and self.pair_axis >= 0:  # pairs of tile rows (or columns): rank r takes row 2p + r
             ax = self.pair_axis
             pairs = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, sizes[ax], self.cluster - 1), self.cluster)
             self.raster_sizes = [pairs if a == ax else g for a, g in enumerate(sizes)]
@@ -125,13 +127,15 @@ class Units:
             t, piece = self.stream_unit(ops, t)
         pids = self.raster(ops, t, self.raster_sizes)
         mapping: dict = {}
-        if self.rank is not None:  # a row (column) past the grid, of an odd count, loads and stores nothing
+        if self.rank is not None and self.pair_axis < 0:  # the pair shares the tile: rank r runs K split r
+            split = self.rank
+        elif self.rank is not None:  # a row (column) past the grid, of an odd count, loads and stores nothing
             ax = self.pair_axis
             pids[ax] = binop(ops, arith.AddiOp, binop(ops, arith.MuliOp, pids[ax], self.cluster), self.rank)
             mapping[REAL_TILE] = cmpi(ops, pids[ax], sizes[ax], "slt")
         self.clone_prologue(ops, pids, mapping)
         if split is not None:
-            self.split_range(ops, mapping, split, pids)
+            self.split_range(ops, mapping, split, pids, self.splitk if self.splitk > 1 else self.cluster)
         if piece is not None:
             self.stream_range(ops, mapping, piece, pids)
         return mapping
@@ -186,13 +190,12 @@ class Units:
         mapping[HEAD] = head
         mapping[TILE] = self.tile_index(ops, pids)
 
-    def split_range(self, ops: list, mapping: dict, split: SSAValue, pids: list) -> None:
-        """K range of `split` (ceil(steps / splitk) steps each; late splits may get none) and the tile's linear
-        index pid0 + g0 * (pid1 + g1 * ...), into `mapping`."""
+    def split_range(self, ops: list, mapping: dict, split: SSAValue, pids: list, splits: int) -> None:
+        """K range of `split` of `splits` (ceil(steps / splits) steps each; late splits may get none) and the
+        tile's linear index pid0 + g0 * (pid1 + g1 * ...), into `mapping`."""
         loop = self.body.loop
         lb, ub, st = (mapping.get(v, v) for v in (loop.lb, loop.ub, loop.step))
-        per = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, self.trip(ops, mapping), self.splitk - 1),
-                    self.splitk)
+        per = binop(ops, arith.DivSIOp, binop(ops, arith.AddiOp, self.trip(ops, mapping), splits - 1), splits)
         span = binop(ops, arith.MuliOp, per, st)
         lo = binop(ops, arith.AddiOp, lb, binop(ops, arith.MuliOp, split, span))
         hi = binop(ops, arith.MinSIOp, ub, binop(ops, arith.AddiOp, lo, span))
