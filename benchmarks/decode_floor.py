@@ -7,7 +7,8 @@ is a fixed cost (launch, prologue, tensor-map fetch, first TMA round trip, split
 as the intercept of time against K; the slope is the streaming rate. cuBLAS on the same tensors beside it.
 Per point: median of 30 CUDA-event timings after an L2 flush. JSON to --out (default $OUT/decode_floor.json), with
 a least-squares line (intercept in us, slope as TB/s) per kernel over K >= 1024; the swapped kernels as ops runs
-decode (2026-12-07), the default one and K split in 2 (what the split-K fixup adds to the intercept).
+decode (2026-12-07), the default one and K split in 2 (what the split-K fixup adds to the intercept), and K split
+in a 2-CTA cluster (multicast=k: the halves meet in distributed shared memory).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ SWAPPED = {
     "swap-default": None,
     "swap64x16-s8-splitk2": {"BM": 64, "BN": 16, "BK": 128, "stages": 8, "schedule": "cooperative", "cluster": 1,
                              "splitk": 2, "multicast": "b", "store": "registers", "swap_ab": True},
+    # K split in a 2-CTA cluster, summed through distributed shared memory (no global fixup chain)
+    "swap64x16-s8-kpair": {"BM": 64, "BN": 16, "BK": 128, "stages": 8, "schedule": "cooperative", "cluster": 2,
+                           "splitk": 1, "multicast": "k", "store": "registers", "swap_ab": True},
 }
 
 
