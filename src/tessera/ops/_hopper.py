@@ -77,6 +77,13 @@ HOPPER_CANDIDATES = [
        "multicast": "b", "store": "registers", "swap_ab": True}
       for bm, bn, st, sk in ((64, 16, 8, 1), (64, 32, 6, 1), (64, 64, 6, 1),
                              (128, 16, 5, 1), (128, 32, 5, 1), (128, 64, 4, 1), (128, 64, 4, 2), (128, 64, 4, 4))),
+    # K split inside a 2-CTA cluster (multicast=k: the halves meet in distributed shared memory, no global
+    # fixup): twice the CTAs per decode tile. On the H100 (2026-12-07 probe) 5-15% slower than unsplit, whose
+    # weight stream already runs at the device copy's rate there; kept for parts where 64 CTAs do not (the H200's
+    # decode slope was 88% of its copy rate)
+    *({"BM": bm, "BN": bn, "BK": 128, "stages": st, "schedule": "cooperative", "cluster": 2, "splitk": 1,
+       "multicast": "k", "store": "registers", "swap_ab": True}
+      for bm, bn, st in ((64, 16, 8), (64, 64, 6), (128, 16, 5))),
 ]
 TMA_DTYPES = ("bf16", "f16")
 L2_FLUSH_BYTES = 256 << 20  # written before each timed tuning run: more than the L2 of any Hopper part
