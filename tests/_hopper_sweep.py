@@ -26,6 +26,15 @@ RING_CONFIGS = {"cooperative": dict(BM=128, BN=128, BK=BK, schedule="cooperative
                 "pingpong": dict(BM=128, BN=64, BK=BK, schedule="pingpong")}
 RING_SHAPE = (200, 136)
 RING_CTAS = 2
+# Split-K in a 2-CTA cluster (multicast=k): rank 0's receive slot and its full / empty barriers complete one
+# phase per tile, so each cluster must walk several tiles, with K halves of every length: odd step counts leave
+# rank 1 one step fewer, one step leaves it none. The decode tile (as ops runs it swapped) and whole-tile
+# ping-pong (a slot per consumer and block), each on an output of many ragged tiles per cluster.
+KPAIR_CONFIGS = {"decode-tile": dict(BM=64, BN=16, BK=BK, stages=8, schedule="cooperative", store="registers",
+                                     cluster=2, multicast="k"),
+                 "pingpong": dict(BM=128, BN=64, BK=BK, stages=3, schedule="pingpong", store="tma", cluster=2,
+                                  multicast="k")}
+KPAIR_SHAPES = {"decode-tile": (264, 40), "pingpong": (520, 136)}
 
 
 def k_for(steps: int) -> int:

@@ -16,8 +16,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tessera  # noqa: E402
-from _hopper_sweep import (LAYOUTS, RING_CONFIGS, STAGES, STEPS, candidate_id, candidates, compile_options,  # noqa: E402
-                           k_for, trace)
+from _hopper_sweep import (KPAIR_CONFIGS, LAYOUTS, RING_CONFIGS, STAGES, STEPS, candidate_id, candidates,  # noqa: E402
+                           compile_options, k_for, trace)
 from tessera.kernels import gemm as G  # noqa: E402
 from tessera.reference.oracles import error_bound, rel_error  # noqa: E402
 
@@ -56,6 +56,17 @@ def test_every_ring_depth_meets_every_k_loop_length(schedule, stages):
     ck = tessera.compile(trace(cfg, "bf16"), "sm_90a", **compile_options(cfg))
     for steps in STEPS:
         for M, N in ((200, 136), (4000, 520)):
+            _check(ck, cfg, M, N, k_for(steps), seed=steps)
+
+
+@pytest.mark.parametrize("name", sorted(KPAIR_CONFIGS))
+def test_split_k_in_a_cluster_meets_every_k_loop_length(name):
+    """Split-K in a 2-CTA cluster (multicast=k) on the GPU: 66 clusters over 567 (or 96) ragged tiles of a
+    4000 x 136 output, K steps 1..8; a lost distributed-shared-memory arrival is RUNTIME_LAUNCH_TIMEOUT."""
+    cfg = KPAIR_CONFIGS[name]
+    ck = tessera.compile(trace(cfg, "bf16"), "sm_90a", **compile_options(cfg))
+    for steps in STEPS:
+        for M, N in ((264, 40), (4000, 136)):
             _check(ck, cfg, M, N, k_for(steps), seed=steps)
 
 

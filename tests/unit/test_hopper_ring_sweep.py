@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import tessera.runtime.host_emulator as EH
-from _hopper_sweep import (BK, RING_CONFIGS, RING_CTAS, RING_SHAPE, STAGES, STEPS, candidate_id, candidates,
-                           compile_options, default_rule_outputs, k_for, operands, trace)
+from _hopper_sweep import (KPAIR_CONFIGS, KPAIR_SHAPES, RING_CONFIGS, RING_CTAS, RING_SHAPE, STAGES, STEPS, candidate_id,
+                           candidates, compile_options, default_rule_outputs, k_for, operands, trace)
 from tessera.target.nvidia.emit.cuda import emit_cuda
 from tessera.compiler.driver import default_pipeline, lower
 from tessera.kernels import gemm as G
@@ -54,17 +54,10 @@ def test_every_ring_depth_meets_every_k_loop_length(schedule, stages, monkeypatc
         _check(em, cfg, *RING_SHAPE, k_for(steps), seed=steps)
 
 
-# Split-K in a 2-CTA cluster (multicast=k): rank 0's receive slot and its full / empty barriers complete one
-# phase per tile, so each cluster must walk several tiles (here 6-12 over the emulator's 2 clusters), with K
-# halves of every length: odd step counts leave rank 1 one step fewer, one step leaves it none.
-KPAIR_CONFIGS = {"decode-tile": dict(BM=64, BN=16, BK=BK, stages=8, schedule="cooperative", store="registers"),
-                 "pingpong": dict(BM=128, BN=64, BK=BK, stages=3, schedule="pingpong", store="tma")}
-KPAIR_SHAPES = {"decode-tile": (264, 40), "pingpong": (520, 136)}
-
-
 @pytest.mark.parametrize("name", sorted(KPAIR_CONFIGS))
 def test_split_k_in_a_cluster_meets_every_k_loop_length(name):
-    cfg = {**KPAIR_CONFIGS[name], "cluster": 2, "multicast": "k"}
+    """Split-K in a 2-CTA cluster: 6-12 tiles per cluster over the emulator's 2 clusters, K steps 1..8."""
+    cfg = KPAIR_CONFIGS[name]
     em = _emitted(cfg, "bf16")
     for steps in STEPS:
         _check(em, cfg, *KPAIR_SHAPES[name], k_for(steps), "bf16", seed=steps)
