@@ -84,6 +84,10 @@ HOPPER_CANDIDATES = [
     *({"BM": bm, "BN": bn, "BK": 128, "stages": st, "schedule": "cooperative", "cluster": 2, "splitk": 1,
        "multicast": "k", "store": "registers", "swap_ab": True}
       for bm, bn, st in ((64, 16, 8), (64, 64, 6), (128, 16, 5))),
+    # ... and in pairs of weight-row tiles sharing C's M rows (multicast=b): each CTA loads half of that tile, so
+    # the activation's L2 -> SM traffic (at M = 64 as many bytes per CTA as its weight's) halves
+    *({"BM": 64, "BN": bn, "BK": 128, "stages": st, "schedule": "cooperative", "cluster": 2, "splitk": 1,
+       "multicast": "b", "store": "registers", "swap_ab": True} for bn, st in ((16, 8), (64, 6))),
 ]
 TMA_DTYPES = ("bf16", "f16")
 L2_FLUSH_BYTES = 256 << 20  # written before each timed tuning run: more than the L2 of any Hopper part
