@@ -8,9 +8,7 @@ as the intercept of time against K; the slope is the streaming rate. cuBLAS on t
 Per point: median of 30 CUDA-event timings after an L2 flush. JSON to --out (default $OUT/decode_floor.json), with
 a least-squares line (intercept in us, slope as TB/s) per kernel over K >= 1024; the swapped kernels as ops runs
 decode (2026-12-07), the default one and K split in 2 (what the split-K fixup adds to the intercept), and K split
-in a 2-CTA cluster (multicast=k: the halves meet in distributed shared memory); the swapped default once more
-without the tensor-map prefetch at kernel entry (a source edit, compiled into a cache of its own): what the
-prefetch takes off the intercept.
+in a 2-CTA cluster (multicast=k: the halves meet in distributed shared memory).
 """
 
 from __future__ import annotations
@@ -56,34 +54,13 @@ def fit(ks: list, us: list) -> dict:
     return {"intercept_us": my - slope * mx, "tbs": 1e-6 / slope}
 
 
-def no_prefetch(src: str) -> str:
-    """The kernel without its tensor-map prefetch block (emit_cuda's TENSORMAP_PREFETCH): each map is fetched by
-    its first TMA load, as before 2026-12-07."""
-    return src.replace("tsr_prefetch_tensormap(&", "(void)(&")
-
-
-def use_cache(cache) -> None:
-    """Compile into `cache` from now on, forgetting in-process kernels (an edited source is not in the key)."""
-    from tessera.compiler import driver
-    from tessera.runtime import cache as C
-
-    C._default = cache
-    driver.clear_memo()
-
-
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "decode_floor.json"))
     args = p.parse_args()
-    import tempfile
-
     import torch
 
-    from tessera.compiler import testing
-    from tessera.runtime.cache import CompileCache
-
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    shipped, edited = (CompileCache(tempfile.mkdtemp(prefix=f"floor-{n}-")) for n in ("shipped", "edited"))
 
     def median_us(fn, runs=30):
         for _ in range(3):
@@ -105,11 +82,6 @@ def main() -> int:
         b = torch.randn((K, N), device="cuda").bfloat16()
         out = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
         row = {"K": K, "weight_mb": K * N * 2 / 2**20, "cublas_us": median_us(lambda: torch.matmul(a, b, out=out))}
-        use_cache(edited)
-        with testing.inject_faults(source=no_prefetch):
-            call = make_swap_call(torch, M, N, a, b, out, False, False, None)
-        row["swap-default-noprefetch_us"] = median_us(call)
-        use_cache(shipped)
         for name, cfg in CONFIGS.items():
             row[name + "_us"] = median_us(make_call(torch, cfg, a, b, out, False, False, M, N))
         for name, cfg in SWAPPED.items():

@@ -253,7 +253,6 @@ static inline void tsr_tma_box(int rank, unsigned dst, const tsr_tensormap* t, i
   tsr_box_copy(t, tsr_smem_of[rank], dst, c0, c1, true, outer);
   tsr_mbar_complete_tx(rank, bar, t->box_rows * t->box_cols * t->elem);
 }
-static inline void tsr_prefetch_tensormap(const tsr_tensormap*) {}  // a cache hint: nothing to do here
 static inline void tsr_tma_load_2d(unsigned dst, const tsr_tensormap* t, int c0, int c1, unsigned bar) {
   tsr_tma_box(tsr_rank, dst, t, c0, c1, bar);
 }

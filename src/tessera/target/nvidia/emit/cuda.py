@@ -155,9 +155,6 @@ def _scratch_record(kernel: func.FuncOp) -> tuple[int, int, int] | None:
     return (*next(iter(sizes), (0, 0)), head)
 
 
-TENSORMAP_PREFETCH = "prefetch the tensor maps"  # the comment of the prefetch block (benchmarks A/B without it)
-
-
 def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
     """CUDA C++ for the one kernel (or the kernel `name`) of a module lowered by lower-tile-to-nv.
 
@@ -194,11 +191,6 @@ def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
     text += ["  const int tid = threadIdx.x;", "  const int lane = tid & 31;", "  const int warp = tid >> 5;"]
     if hopper:
         text.append("  const unsigned tsr_sbase = (unsigned)__cvta_generic_to_shared(tsr_smem);")
-    tmaps = [p.name for p in params if p.role == "tmap"]
-    if tmaps:  # the first TMA of each map would otherwise wait for its descriptor: fetch them under the set-up
-        text.append("  if (tid == 0) {  // " + TENSORMAP_PREFETCH)
-        text += [f"    tsr_prefetch_tensormap(&{name});" for name in tmaps]
-        text.append("  }")
     if e.uses_groups:
         text.append("  int tsr_groups = 0;  // cp.async groups this thread has committed")
     source = "\n".join(text + body + ["}", ""])

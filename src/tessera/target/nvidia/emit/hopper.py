@@ -277,10 +277,6 @@ static __device__ __forceinline__ void tsr_mbar_expect_tx(unsigned bar, unsigned
   asm volatile("{\\n .reg .b64 st;\\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\\n}\\n"
                :: "r"(bar), "r"(bytes) : "memory");
 }
-// A tensor map's descriptor into the TMA unit's cache before its first load (kernel entry, thread 0).
-static __device__ __forceinline__ void tsr_prefetch_tensormap(const tsr_tensormap* map) {
-  asm volatile("prefetch.tensormap [%0];\\n" :: "l"(reinterpret_cast<unsigned long long>(map)) : "memory");
-}
 static __device__ __forceinline__ void tsr_tma_load_2d(unsigned dst, const tsr_tensormap* map, int c0, int c1,
                                                        unsigned bar) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\\n"
@@ -352,7 +348,6 @@ static __device__ __forceinline__ void tsr_mbar_arrive_cluster(unsigned bar, uns
                         + [_tma_load_nd(r, ev) for r in (3, 4, 5) for ev in (False, True)] + ["#endif"]),
 }
 PROVIDES = {"hopper": ("tsr_mbar_init", "tsr_mbar_wait", "tsr_mbar_arrive", "tsr_mbar_expect_tx", "tsr_tma_load_2d",
-                       "tsr_prefetch_tensormap",
                        "tsr_named_bar", "tsr_named_arrive",
                        "tsr_tma_load_2d_evict_first",
                        "tsr_cluster_sync", "tsr_cluster_rank",
