@@ -40,6 +40,17 @@ def _arrive(e, counter: str, final: str, word: str, consumer: str, last: str) ->
     e.line(f"{last} = tsr_ld_shared_u32({word}) != 0u;")
 
 
+def _sum_registers(e, op, out: str, v: str, regs: int) -> None:
+    """The fixup's result registers `out`, holding `v` to start with: `v` itself where nothing else reads it (the
+    sum overwrites the block in place: fewer live registers), else a copy."""
+    if op.value.has_one_use():
+        e.line(f"float (&{out})[{regs}] = {v};")
+    else:
+        e.line(f"float {out}[{regs}];")
+        with e.unrolled("i_", regs):
+            e.line(f"{out}[i_] = {v}[i_];")
+
+
 def emit_splitk_fixup(e, op: H.SplitkFixupOp, total=None) -> None:
     """The fixup of one block; `total` writes the last split's sum (default `sum_unrolled`; benchmarks A/B others
     with the same arguments)."""
@@ -97,12 +108,7 @@ def emit_streamk_fixup(e, op: H.StreamkFixupOp) -> None:
     out, last = e.define(op.result), e.define(op.last)
     at, word, np_, first = e.fresh("skat"), e.fresh("skword"), e.fresh("sknp"), e.fresh("skfirst")
     e.comment(op, f"stream-K piece {e[op.piece]} of {e[op.pieces]}: hand the 64 x {n} block over; the last sums them")
-    if op.value.has_one_use():
-        e.line(f"float (&{out})[{regs}] = {v};")
-    else:
-        e.line(f"float {out}[{regs}];")
-        with e.unrolled("i_", regs):
-            e.line(f"{out}[i_] = {v}[i_];")
+    _sum_registers(e, op, out, v, regs)
     e.line(f"bool {last} = true;")
     with e.block(f"if ({e[op.pieces]} > 1) "):
         e.line(f"const unsigned {np_} = (unsigned){e[op.pieces]};")
@@ -141,12 +147,7 @@ def emit_cluster_splitk_fixup(e, op: H.ClusterSplitkFixupOp) -> None:
     v, rank, c = e[op.value], e[op.rank], e[op.consumer]
     out, last = e.define(op.result), e.define(op.last)
     e.comment(op, f"the 2-CTA cluster's K halves of a 64 x {n} block meet in rank 0's shared memory")
-    if op.value.has_one_use():
-        e.line(f"float (&{out})[{regs}] = {v};")
-    else:
-        e.line(f"float {out}[{regs}];")
-        with e.unrolled("i_", regs):
-            e.line(f"{out}[i_] = {v}[i_];")
+    _sum_registers(e, op, out, v, regs)
     e.line(f"const bool {last} = {rank} == 0;")
     with e.block():
         e.line(f"const unsigned slot_ = (unsigned){e[op.slot]};")

@@ -208,15 +208,21 @@ class TmaStoreDrainOp(NvOp):
         super().__init__()
 
 
-def _check_fixup(op) -> None:
-    """What split-K's and stream-K's fixups share: a 64 x n f32 block in, the same type out, 1-4 blocks a tile,
-    a 4-byte verdict word."""
-    n, blocks = op.n.value.data, op.blocks.value.data
+def _check_block(op) -> None:
+    """What every fixup takes and gives: a 64 x n f32 accumulator block in, the same type out."""
+    n = op.n.value.data
     if n % 8 or not 8 <= n <= 256:
         fail(op, f"n={n} must be a multiple of 8 in [8, 256]")
     expect_vec(op, "value", op.value.type, n // 2, f32)
     if op.result.type != op.value.type:
         fail(op, f"result {op.result.type} differs from value {op.value.type}")
+
+
+def _check_fixup(op) -> None:
+    """What split-K's and stream-K's fixups share: a block (`_check_block`), 1-4 blocks a tile, a 4-byte verdict
+    word."""
+    _check_block(op)
+    blocks = op.blocks.value.data
     if not 1 <= blocks <= 4:
         fail(op, f"blocks={blocks} must be in [1, 4] (64-row blocks of a tile of at most 256 rows)")
     check_smem_offset(op, "flag", op.flag.value.data, 4)
@@ -375,12 +381,8 @@ class ClusterSplitkFixupOp(NvOp):
         return 64 * n * 4
 
     def verify_(self) -> None:
-        n, slots = self.n.value.data, self.slots.value.data
-        if n % 8 or not 8 <= n <= 256:
-            fail(self, f"n={n} must be a multiple of 8 in [8, 256]")
-        expect_vec(self, "value", self.value.type, n // 2, f32)
-        if self.result.type != self.value.type:
-            fail(self, f"result {self.result.type} differs from value {self.value.type}")
+        _check_block(self)
+        slots = self.slots.value.data
         if not 1 <= slots <= 8:
             fail(self, f"slots={slots} must be in [1, 8] (a slot per consumer warpgroup and 64-row block it holds)")
         check_smem_offset(self, "buffer", self.buffer.value.data, 16)
