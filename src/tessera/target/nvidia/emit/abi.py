@@ -45,4 +45,4 @@ class EmittedKernel:
     cluster: int = 1  # CTAs per thread-block cluster (`__cluster_dims__`): the launch grid is a multiple of it
     splitk: int = 1  # units of work per logical CTA of a persistent split-K kernel (more CTAs fill the device)
     streamk: bool = False  # a stream-K kernel: launch a CTA per SM whatever the grid (they share the K steps)
-    cluster_axis: int = 0  # the logical-grid axis along which a cluster takes neighbouring tiles
+    cluster_axis: int = 0  # the logical-grid axis along which a cluster takes neighbouring tiles (-1: it shares each)
