@@ -20,7 +20,9 @@ from tessera.passes import parse_pipeline
     (dict(stages=0), "stages=0"), (dict(stages=9), "stages=9"), (dict(stages=2.0), "stages=2.0"),
     (dict(schedule="spin"), "schedule='spin'"), (dict(cluster=3), "cluster=3"), (dict(cluster=True), "cluster=True"),
     (dict(splitk=17), "splitk=17"), (dict(multicast="c", cluster=2), "multicast='c'"),
-    (dict(multicast="a"), "with cluster=1"), (dict(streamk=1), "streamk=1"),
+    (dict(multicast="a"), "with cluster=1"), (dict(multicast="k"), "with cluster=1"), (dict(streamk=1), "streamk=1"),
+    (dict(multicast="k", cluster=2, splitk=2), "multicast='k' with splitk=2"),
+    (dict(multicast="k", cluster=2, streamk=True), "multicast='k' with streamk=True"),
     (dict(streamk=True, splitk=2), "streamk with splitk=2"), (dict(warps=4), "warps=4 must be two positive"),
     (dict(warps=(2,)), "warps=(2,)"), (dict(warps=(0, 4)), "warps=(0, 4)"), (dict(warps=(64, 1)), "1024 threads"),
     (dict(threads=4), "unknown launch-shape knob(s) threads"), (dict(store="regs"), "store='regs'"),
@@ -36,6 +38,8 @@ def test_the_default_shape_is_compiles_default_and_names_only_stages_and_schedul
     assert default_pipeline("sm_90a") == "tessera-lower-to-nv{arch=sm_90a stages=1 schedule=cooperative}"
     text = LaunchShape(4, "pingpong", 2, 1, "a", False).pipeline("sm_90a")
     assert text == "tessera-lower-to-nv{arch=sm_90a stages=4 schedule=pingpong cluster=2 multicast=a}"
+    text = LaunchShape(8, cluster=2, multicast="k").pipeline("sm_90a")  # K split inside the cluster
+    assert text == "tessera-lower-to-nv{arch=sm_90a stages=8 schedule=cooperative cluster=2 multicast=k}"
 
 
 @pytest.mark.parametrize("cfg", HOPPER_CANDIDATES, ids=lambda c: "-".join(map(str, c.values())))
