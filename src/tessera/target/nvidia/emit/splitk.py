@@ -151,7 +151,8 @@ def emit_cluster_splitk_fixup(e, op: H.ClusterSplitkFixupOp) -> None:
     e.line(f"const bool {last} = {rank} == 0;")
     with e.block():
         e.line(f"const unsigned slot_ = (unsigned){e[op.slot]};")
-        e.line(f"const unsigned buf_ = tsr_sbase + {op.buffer.value.data}u + {nbytes}u * slot_ + 16u * (unsigned)(tid & 127);")
+        e.line(f"const unsigned buf_ = tsr_sbase + {op.buffer.value.data}u + {nbytes}u * slot_ + "
+               "16u * (unsigned)(tid & 127);  // this thread's float4s")
         e.line(f"const unsigned full_ = tsr_sbase + {op.full.value.data}u + 8u * slot_;")
         e.line(f"const unsigned empty_ = tsr_sbase + {op.empty.value.data}u + 8u * slot_;")
         e.line(f"const unsigned par_ = (unsigned){e[op.ordinal]} & 1u;")
@@ -202,12 +203,14 @@ static __device__ __forceinline__ unsigned tsr_ld_shared_u32(unsigned addr) {
 }
 #endif""",
 }
-PRELUDE["dsmem"] = """// Split-K in a 2-CTA cluster (nv.cluster_splitk_fixup): stores into a peer's shared memory that complete their
-// bytes on its mbarrier, waits and arrivals ordered at cluster scope; the host emulator defines its own versions.
+PRELUDE["dsmem"] = """// Split-K in a 2-CTA cluster (nv.cluster_splitk_fixup): stores into a peer's shared memory that
+// complete their bytes on its mbarrier, waits and arrivals ordered at cluster scope; the host emulator defines its
+// own versions.
 #ifndef TESSERA_HOST_EMULATION
 static __device__ __forceinline__ void tsr_st_async_f32x4(unsigned addr, unsigned bar, unsigned rank, float a, float b,
                                                           float c, float d) {
-  asm volatile("{\\n .reg .b32 ra, rb;\\n mapa.shared::cluster.u32 ra, %0, %2;\\n mapa.shared::cluster.u32 rb, %1, %2;\\n"
+  asm volatile("{\\n .reg .b32 ra, rb;\\n mapa.shared::cluster.u32 ra, %0, %2;\\n"
+               " mapa.shared::cluster.u32 rb, %1, %2;\\n"
                " st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [ra], {%3, %4, %5, %6}, [rb];\\n}\\n"
                :: "r"(addr), "r"(bar), "r"(rank), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
 }
