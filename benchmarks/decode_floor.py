@@ -8,7 +8,11 @@ as the intercept of time against K; the slope is the streaming rate. cuBLAS on t
 Per point: median of 30 CUDA-event timings after an L2 flush. JSON to --out (default $OUT/decode_floor.json), with
 a least-squares line (intercept in us, slope as TB/s) per kernel over K >= 1024; the swapped kernels as ops runs
 decode (2026-12-07), the default one and K split in 2 (what the split-K fixup adds to the intercept), and K split
-in a 2-CTA cluster (multicast=k: the halves meet in distributed shared memory).
+in a 2-CTA cluster (multicast=k: the halves meet in distributed shared memory); and, as a source edit compiled
+into a cache of its own, the swapped default with its tensor maps prefetched by an idle producer warp after the
+barriers are set up (`prefetch_after_init`: the 2026-12-07 prefetch from thread 0 before them was no faster).
+The kernels of one K are timed interleaved, round-robin (bench_gemm_layouts.Bench), so a drift of the clocks
+lands on all of them alike.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_gemm_layouts import make_call, make_swap_call  # noqa: E402
+from bench_gemm_layouts import Bench, make_call, make_swap_call  # noqa: E402
 
 M, N = 16, 4096
 KS = (64, 256, 1024, 2048, 4096, 8192)
@@ -54,13 +58,41 @@ def fit(ks: list, us: list) -> dict:
     return {"intercept_us": my - slope * mx, "tbs": 1e-6 / slope}
 
 
+def prefetch_after_init(src: str) -> str:
+    """The kernel with each tensor map prefetched (prefetch.tensormap) by producer thread 32, an idle one, right
+    after the first CTA barrier of the mbarrier set-up (thread 0 goes on initialising): thread 0's first loads
+    need not wait for descriptors that were fetched meanwhile."""
+    import re
+
+    maps = re.findall(r"const __grid_constant__ tsr_tensormap (\w+)", src)
+    at = src.index("__syncthreads();") + len("__syncthreads();")
+    lines = "".join(f'\n    asm volatile("prefetch.tensormap [%0];" :: "l"(&{m}) : "memory");' for m in maps)
+    return src[:at] + f"\n  if (tid == 32) {{{lines}\n  }}" + src[at:]
+
+
+def use_cache(cache) -> None:
+    """Compile into `cache` from now on, forgetting in-process kernels (an edited source is not in the key)."""
+    from tessera.compiler import driver
+    from tessera.runtime import cache as C
+
+    C._default = cache
+    driver.clear_memo()
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "decode_floor.json"))
     args = p.parse_args()
+    import tempfile
+
     import torch
 
+    from tessera.compiler import testing
+    from tessera.runtime.cache import CompileCache
+
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    bench = Bench(torch)
+    shipped, edited = (CompileCache(tempfile.mkdtemp(prefix=f"floor-{n}-")) for n in ("shipped", "edited"))
 
     def median_us(fn, runs=30):
         for _ in range(3):
@@ -81,11 +113,17 @@ def main() -> int:
         a = torch.randn((M, K), device="cuda").bfloat16()
         b = torch.randn((K, N), device="cuda").bfloat16()
         out = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
-        row = {"K": K, "weight_mb": K * N * 2 / 2**20, "cublas_us": median_us(lambda: torch.matmul(a, b, out=out))}
+        fns = {"cublas": lambda: torch.matmul(a, b, out=out)}
+        use_cache(edited)
+        with testing.inject_faults(source=prefetch_after_init):
+            fns["swap-default-prefetch"] = make_swap_call(torch, M, N, a, b, out, False, False, None)
+        use_cache(shipped)
         for name, cfg in CONFIGS.items():
-            row[name + "_us"] = median_us(make_call(torch, cfg, a, b, out, False, False, M, N))
+            fns[name] = make_call(torch, cfg, a, b, out, False, False, M, N)
         for name, cfg in SWAPPED.items():
-            row[name + "_us"] = median_us(make_swap_call(torch, M, N, a, b, out, False, False, cfg))
+            fns[name] = make_swap_call(torch, M, N, a, b, out, False, False, cfg)
+        row = {"K": K, "weight_mb": K * N * 2 / 2**20,
+               **{f"{n}_us": 1e3 * t for n, t in bench.time(fns, 30).items()}}
         rows.append(row)
         print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
     empty = torch.empty(1, device="cuda")
