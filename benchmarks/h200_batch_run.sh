@@ -12,8 +12,22 @@
 # of the touched code (gpu_tests.txt), cold start in fresh processes (cold.json). STEP=2: the GEMM layouts table,
 # default and tuned (hopper-gemm-layouts.json), then the long GPU tests if time is left. With little device time:
 #   STEP=2 GEMM_ARGS="--no-tune --budget-s 280" GEMM_TIMEOUT_S=300 SKIP_TESTS2=1 (default configs only).
+# STEP=decode (2026-12-07, ninth session; one call of <= 9 minutes): the 30-row GEMM table with tuning, then the
+# decode probes: split-K inside a 2-CTA cluster against the unsplit tiles (decode_config_probe --set kpair) and
+# the K sweep of intercept and streaming rate (decode_floor).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
+if [ "${STEP:-1}" = decode ]; then
+  rm -f "$TESSERA_CACHE_DIR/autotune.json"
+  timeout "${GEMM_TIMEOUT_S:-330}" python3 benchmarks/bench_gemm_layouts.py --budget-s "${GEMM_BUDGET_S:-300}" \
+    --out "$OUT/hopper-gemm-layouts.json" > "$OUT/gemm.txt" 2>&1
+  echo "gemm rc=$?"; tail -3 "$OUT/gemm.txt" | cut -c1-400
+  timeout 120 python3 benchmarks/decode_config_probe.py --set kpair --out "$OUT/kpair.json" > "$OUT/kpair.txt" 2>&1
+  echo "kpair rc=$?"; grep '^{' "$OUT/kpair.txt" | cut -c1-300
+  timeout 90 python3 benchmarks/decode_floor.py --out "$OUT/floor.json" > "$OUT/floor.txt" 2>&1
+  echo "floor rc=$?"; tail -1 "$OUT/floor.txt" | cut -c1-900
+  exit 0
+fi
 if [ "${STEP:-1}" = combo ]; then  # one call of ~9 minutes: every touched GPU test, both tables by default configs
   timeout "${TESTS_TIMEOUT_S:-120}" python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 100 \
     --timeout-method thread -n 4 -k "not tune_ and not keep_memory_flat and not tutorial and not ring_depth and not \
