@@ -14,18 +14,21 @@
 #   STEP=2 GEMM_ARGS="--no-tune --budget-s 280" GEMM_TIMEOUT_S=300 SKIP_TESTS2=1 (default configs only).
 # STEP=decode (2026-12-07, ninth session; one call of <= 9 minutes): the 30-row GEMM table with tuning, then the
 # decode probes: split-K inside a 2-CTA cluster against the unsplit tiles (decode_config_probe --set kpair) and
-# the K sweep of intercept and streaming rate (decode_floor).
+# the K sweep of intercept and streaming rate (decode_floor), then stream-K's even split at 1024x1024x16384
+# (decode_config_probe --set skinny).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
 if [ "${STEP:-1}" = decode ]; then
   rm -f "$TESSERA_CACHE_DIR/autotune.json"
-  timeout "${GEMM_TIMEOUT_S:-330}" python3 benchmarks/bench_gemm_layouts.py --budget-s "${GEMM_BUDGET_S:-300}" \
+  timeout "${GEMM_TIMEOUT_S:-300}" python3 benchmarks/bench_gemm_layouts.py --budget-s "${GEMM_BUDGET_S:-270}" \
     --out "$OUT/hopper-gemm-layouts.json" > "$OUT/gemm.txt" 2>&1
   echo "gemm rc=$?"; tail -3 "$OUT/gemm.txt" | cut -c1-400
   timeout 120 python3 benchmarks/decode_config_probe.py --set kpair --out "$OUT/kpair.json" > "$OUT/kpair.txt" 2>&1
   echo "kpair rc=$?"; grep '^{' "$OUT/kpair.txt" | cut -c1-300
-  timeout 90 python3 benchmarks/decode_floor.py --out "$OUT/floor.json" > "$OUT/floor.txt" 2>&1
+  timeout 80 python3 benchmarks/decode_floor.py --out "$OUT/floor.json" > "$OUT/floor.txt" 2>&1
   echo "floor rc=$?"; tail -1 "$OUT/floor.txt" | cut -c1-900
+  timeout 60 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json" > "$OUT/skinny.txt" 2>&1
+  echo "skinny rc=$?"; grep '^{' "$OUT/skinny.txt" | cut -c1-400
   exit 0
 fi
 if [ "${STEP:-1}" = combo ]; then  # one call of ~9 minutes: every touched GPU test, both tables by default configs
