@@ -23,11 +23,11 @@ if [ "${STEP:-1}" = decode ]; then
   timeout "${GEMM_TIMEOUT_S:-300}" python3 benchmarks/bench_gemm_layouts.py --budget-s "${GEMM_BUDGET_S:-270}" \
     --out "$OUT/hopper-gemm-layouts.json" > "$OUT/gemm.txt" 2>&1
   echo "gemm rc=$?"; tail -3 "$OUT/gemm.txt" | cut -c1-400
-  timeout 120 python3 benchmarks/decode_config_probe.py --set kpair --out "$OUT/kpair.json" > "$OUT/kpair.txt" 2>&1
+  timeout 100 python3 benchmarks/decode_config_probe.py --set kpair --out "$OUT/kpair.json" > "$OUT/kpair.txt" 2>&1
   echo "kpair rc=$?"; grep '^{' "$OUT/kpair.txt" | cut -c1-300
   timeout 80 python3 benchmarks/decode_floor.py --out "$OUT/floor.json" > "$OUT/floor.txt" 2>&1
   echo "floor rc=$?"; tail -1 "$OUT/floor.txt" | cut -c1-900
-  timeout 60 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json" > "$OUT/skinny.txt" 2>&1
+  timeout 90 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json" > "$OUT/skinny.txt" 2>&1
   echo "skinny rc=$?"; grep '^{' "$OUT/skinny.txt" | cut -c1-400
   exit 0
 fi
