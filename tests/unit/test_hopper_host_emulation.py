@@ -278,21 +278,24 @@ def test_stream_k_other_cta_counts_cut_differently_and_still_match():
         EH.PERSISTENT_CTAS = old
 
 
-@pytest.mark.parametrize("ctas, shape", [(4, (100, 100, 640)), (7, (200, 100, 640)), (8, (200, 136, 200)),
-                                         (8, (100, 100, 200))],
-                         ids=["one-tile-4-ctas", "two-tiles-7-ctas", "four-tiles-8-ctas", "four-steps-8-ctas"])
-def test_stream_k_with_few_tiles_splits_each_tile_evenly(ctas, shape):
+@pytest.mark.parametrize("ctas, shape, cluster", [(4, (100, 100, 640), 1), (7, (200, 100, 640), 1),
+                                                  (8, (200, 136, 200), 1), (8, (100, 100, 200), 1),
+                                                  (4, (200, 100, 640), 2)],
+                         ids=["one-tile-4-ctas", "two-tiles-7-ctas", "four-tiles-8-ctas", "four-steps-8-ctas",
+                              "one-pair-of-rows-4-clusters"])
+def test_stream_k_with_few_tiles_splits_each_tile_evenly(ctas, shape, cluster):
     """At most P / 2 tiles: each tile's K steps are cut among S = min(P / tiles, steps) CTAs, one piece per CTA
     (one tile of 10 steps over 4 CTAs: pieces of 2-3; 2 tiles on 7 CTAs: 3 pieces each, one CTA idle; 4 tiles of 4
-    steps on 8: 2 each; one tile of 4 steps on 8 CTAs: 4 pieces of one step, 4 CTAs idle). The sum is the same."""
+    steps on 8: 2 each; one tile of 4 steps on 8 CTAs: 4 pieces of one step, 4 CTAs idle; with 2-CTA clusters the
+    units are pairs of tile rows, here 2 on 4 clusters). The sum is the same."""
     import tessera.runtime.host_emulator as EH
-    cfg = (128, 128, 64, 3, "cooperative", 1, "tma", "stream")
-    old = EH.PERSISTENT_CTAS
+    cfg = (128, 128 // cluster, 64, 3, "cooperative", cluster, "tma", "stream")
+    old = EH.PERSISTENT_CTAS, EH.PERSISTENT_CLUSTERS
     try:
-        EH.PERSISTENT_CTAS = ctas
+        EH.PERSISTENT_CTAS = EH.PERSISTENT_CLUSTERS = ctas
         got, ref = _gemm(*shape, "bf16", cfg, full=False)
     finally:
-        EH.PERSISTENT_CTAS = old
+        EH.PERSISTENT_CTAS, EH.PERSISTENT_CLUSTERS = old
     assert not np.isnan(got).any()
     assert rel_error(got, ref) <= error_bound("bf16")
 
