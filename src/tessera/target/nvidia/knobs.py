@@ -6,8 +6,9 @@ SCHEDULES = ("cooperative", "pingpong")  # consumer warpgroups issue freely, or 
 CLUSTERS = (1, 2)  # CTAs per thread-block cluster
 STORES = ("tma", "registers")  # how a GEMM-shaped epilogue writes its output
 # what a 2-CTA cluster shares: operand b (pairs of tile rows), operand a (pairs of tile columns), or k: one tile,
-# whose K steps the pair splits and sums through distributed shared memory (no operand is multicast)
-MULTICASTS = ("b", "a", "k")
-PAIR_AXIS = {"b": 0, "a": 1, "k": -1}  # the logical-grid axis whose neighbouring tiles a cluster takes (-1: none)
+# whose K steps the pair splits and sums through distributed shared memory (no operand is multicast); each with
+# the logical-grid axis whose neighbouring tiles the cluster takes (-1: none)
+PAIR_AXIS = {"b": 0, "a": 1, "k": -1}
+MULTICASTS = tuple(PAIR_AXIS)
 TILES = ("static", "dynamic")  # how a persistent CTA takes its tiles
 MAX_SPLITK = 16  # K splits per tile (nv.splitk_fixup's limit)

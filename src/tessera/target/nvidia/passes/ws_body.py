@@ -151,7 +151,7 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
         if self.streamk and self.splitk > 1:
             raise refuse(at, f"streamk with splitk={self.splitk}: stream-K already shares a tile's K steps among "
                              "CTAs", "use one of streamk=1 and splitk>1")
-        if self.kpair and what != "multicast=k":
+        if self.kpair and (self.splitk > 1 or self.streamk):
             raise refuse(at, f"multicast=k with {what}: the cluster pair already splits each tile's K steps",
                          "use one K decomposition: multicast=k (in the cluster), splitk or streamk")
         if not self.chained or len(body.mmas) != 1:

@@ -103,13 +103,11 @@ class Units:
         even = binop(ops, arith.AndIOp, cmpi(ops, mul(tiles, 2), p, "sle"), cmpi(ops, per, index_const(ops, 2), "sge"))
         sk = {"kt": kt, "p": p, "c": c, "whole": whole, "q": q, "r": r, "q1": add(q, 1),
               "qd": binop(ops, arith.MaxSIOp, q, 1), "big": mul(r, add(q, 1)), "dp": div(whole, p),
-              "even": even, "per": binop(ops, arith.MaxSIOp, per, one), "ktd": binop(ops, arith.MaxSIOp, kt, one),
-              "steps": steps}
+              "even": even, "per": binop(ops, arith.MaxSIOp, per, one), "ktd": binop(ops, arith.MaxSIOp, kt, one)}
         sk["pe"] = mul(tiles, sk["per"])  # the CTAs that take a piece in the even split
         self.sk = sk
         b0, b1 = self.range_start(ops, c), self.range_start(ops, add(c, 1))
-        ktd = binop(ops, arith.MaxSIOp, kt, 1)
-        first, last = div(b0, ktd), div(sub(b1, 1), ktd)
+        first, last = div(b0, sk["ktd"]), div(sub(b1, 1), sk["ktd"])
         pieces = select(ops, cmpi(ops, b1, b0, "sgt"), add(sub(last, first), 1), zero)
         sk.update(b0=b0, b1=b1, first=first, units=add(sk["dp"], pieces))
 
