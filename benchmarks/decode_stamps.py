@@ -170,7 +170,7 @@ def main(argv=None) -> int:
             cyc = [(s[:, 8 + i] - s[:, 8 + i - 1]).double() for _, _, s in per_run]
             row[f"cycles_{PHASES[i - 1]}_to_{name}"] = round(statistics.median(float(c.median()) for c in cyc))
         row["post"] = round(statistics.median((b - a) / 1e3 for a, b, _ in per_run), 3)
-        for kind, fl in (("write", lambda: flush.fill_(3)), ("read", lambda: torch.sum(flush, dtype=torch.int64, out=total))):
+        for kind, fl in (("write", lambda: flush.fill_(3)), ("read", lambda: torch.sum(flush, 0, dtype=torch.int64, out=total))):
             for name, f in (("cublas", lambda: torch.matmul(a, b, out=out)), ("ours", fn)):
                 row[f"{name}_after_{kind}_flush_us"] = round(events_us(f, fl), 3)
         report["shapes"].append(row)
