@@ -12,8 +12,11 @@ swapped; checked against ops.gemm's own choice on an empty autotune cache), "tun
 
 Method: one process; per row, the implementations are checked against float64 (all rows up to 2^33
 multiply-adds, else 256 seeded random rows), then timed interleaved: RUNS rounds, each implementation once
-per round in rotating order, each call between CUDA events after a GPU sleep and a 256 MB L2 flush; median
-(a set whose median is over 1.5x its fastest sample is timed again: `retimed`, `spread`). TFLOP/s =
+per round in rotating order, each call between CUDA events after a GPU sleep and a read of 256 MB (L2 cold and
+clean, as tessera's tuners time: tessera.ops._cold_l2); median (a set whose median is over 1.5x its fastest
+sample is timed again: `retimed`, `spread`). Then the same set again after a 256 MB *write* (how the tables
+before 2026-12-07's tenth session were timed: the dirty L2's write-backs land inside the timed call, and taxed
+cuBLAS more than us at decode): `ms_write_flush`, `ratio_write_flush`. TFLOP/s =
 2MNK / median; ratio = cuBLAS time / Tessera time (> 1: faster). For M <= 64 rows the achieved HBM
 bandwidth (A, B and C bytes / median) is reported beside a device copy measured in the same run.
 Time box: --budget-s from start; rows that cannot start are listed as skipped. JSON rewritten per row.
@@ -52,15 +55,24 @@ def geomean(xs):
 
 
 class Bench:
-    """Interleaved CUDA-event timing. A ~20 us GPU sleep ahead of each flush keeps the host's launches ahead
-    of the GPU, so a host stall cannot land between the events; a set whose median is over SPREAD x its
-    fastest sample for any implementation is timed once more, and `last` keeps what the final set saw."""
+    """Interleaved CUDA-event timing, L2 made cold before each call: `flush="read"` reads a 256 MB buffer (L2 left
+    clean: tessera.ops._cold_l2, as the tuners time), "write" rewrites it (the usual zero_(): ~50 MB of dirty
+    lines whose write-backs land inside the timed call). A ~20 us GPU sleep ahead of each flush keeps the host's
+    launches ahead of the GPU, so a host stall cannot land between the events; a set whose median is over
+    SPREAD x its fastest sample for any implementation is timed once more, and `last` keeps what the final set
+    saw."""
 
     SPREAD = 1.5
 
-    def __init__(self, torch):
+    def __init__(self, torch, flush: str = "read"):
+        from tessera.ops._cold_l2 import L2_FLUSH_BYTES, ColdL2
+
         self.torch = torch
-        self.flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+        if flush == "read":
+            self.evict = ColdL2(torch).evict
+        else:
+            buf = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+            self.evict = lambda: buf.fill_(1)
         self.sleep = getattr(torch.cuda, "_sleep", None)
         self.last: dict = {}
 
@@ -72,7 +84,7 @@ class Bench:
                 n = names[(i + r) % len(names)]
                 if self.sleep is not None:
                     self.sleep(40_000)
-                self.flush.fill_(r & 0xFF)
+                self.evict()
                 s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 s.record()
                 fns[n]()
@@ -128,7 +140,7 @@ def make_swap_call(torch, M: int, N: int, A, B, out, ta: bool, tb: bool, config:
     return lambda: ck.launch_values(grid, values, stream)
 
 
-def row(bench: Bench, layout: str, M: int, N: int, K: int, tune: bool) -> dict:
+def row(bench: Bench, layout: str, M: int, N: int, K: int, tune: bool, bench_write: Bench | None = None) -> dict:
     import tessera.ops as ops
     from tessera.ops import _hopper as H
 
@@ -185,6 +197,11 @@ def row(bench: Bench, layout: str, M: int, N: int, K: int, tune: bool) -> dict:
     if M <= 64:
         nbytes = 2 * (M * K + K * N + M * N)
         entry["tbs"] = {n: nbytes / (t * 1e-3) / 1e12 for n, t in ms.items()}
+    if bench_write is not None and "cublas" in ms:  # beside it, as the tables before 2026-12-07 (tenth) timed
+        mw = bench_write.time(fns, RUNS)
+        entry["ms_write_flush"] = mw
+        entry["ratio_write_flush"] = mw["cublas"] / mw["tuned" if "tuned" in mw else "default"]
+        entry["ratio_default_write_flush"] = mw["cublas"] / mw["default"] if "default" in mw else None
     return entry
 
 
@@ -198,6 +215,10 @@ def summarize(entries: list) -> dict:
         sel = [e for e in ok if e["layout"] == name]
         out[f"geomean_ratio_{name}"] = geomean([e["ratio"] for e in sel])
     out["decode_ratios"] = {e["config"]: e["ratio"] for e in ok if e["M"] <= 64}
+    if any("ratio_write_flush" in e for e in ok):
+        out["geomean_ratio_write_flush"] = geomean([e.get("ratio_write_flush") for e in ok])
+        out["geomean_ratio_default_write_flush"] = geomean([e.get("ratio_default_write_flush") for e in ok])
+        out["decode_ratios_write_flush"] = {e["config"]: e.get("ratio_write_flush") for e in ok if e["M"] <= 64}
     return out
 
 
@@ -205,6 +226,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--no-tune", action="store_true")
+    p.add_argument("--no-write-flush", action="store_true", help="skip the second timing after a write flush")
     p.add_argument("--budget-s", type=float, default=420)
     p.add_argument("--only", action="append", default=[], help='rows named so only, e.g. "NN 1024x1024x16384"')
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "hopper-gemm-layouts.json"))
@@ -212,6 +234,7 @@ def main(argv=None) -> int:
     import torch
 
     bench = Bench(torch)
+    bench_write = None if args.no_write_flush else Bench(torch, flush="write")
     report = {"command": "python benchmarks/bench_gemm_layouts.py " + " ".join(argv or sys.argv[1:]),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "device": torch.cuda.get_device_name(), "torch": torch.__version__, "dtype": "bf16", "runs": RUNS,
@@ -224,7 +247,7 @@ def main(argv=None) -> int:
             report["skipped"].append(f"{layout} {M}x{N}x{K}")
             continue
         try:
-            e = row(bench, layout, M, N, K, not args.no_tune)
+            e = row(bench, layout, M, N, K, not args.no_tune, bench_write)
             report["rows"].append(e)
             print(f"{e['config']:>24}  cuBLAS {e['cublas_tflops']:7.1f}  default {e['ours_default_tflops'] or 0:7.1f} "
                   f"({e.get('ratio_default') or 0:.3f}x)  tuned {e['ours_tflops'] or 0:7.1f} ({e.get('ratio') or 0:.3f}x)"

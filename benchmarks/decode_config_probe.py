@@ -5,7 +5,7 @@
 For each decode shape (M = 1, 16, 64 with N = 4096 and 14336, K = 4096; NT and NN) every config in CONFIGS is
 launched as ops.gemm would launch it (swapped ones through C's transposed view: bench_gemm_layouts.make_swap_call),
 checked against float64, and timed interleaved with cuBLAS (torch.matmul on the same tensors) and ops.gemm's
-default, each call after a 256 MB L2 flush (bench_gemm_layouts.Bench: median of --runs). Split configs run
+default, each call after a 256 MB L2 eviction (a read: bench_gemm_layouts.Bench: median of --runs). Split configs run
 twice: with the shipped split-K fixup ("unrolled" sum) and with the rolled sum of benchmarks/ab_splitk_fixup.py,
 whose registers are reported beside. Other sets (see each CONFIGS_* below): v2 (256-deep K steps), skinny
 (1024 x 1024 x 16384 instead of the decode shapes), rotate (each config also with `k_rotate`'s source edit),

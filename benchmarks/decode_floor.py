@@ -5,7 +5,7 @@
 Issue 16's decode rows at N = 4096 took ~18.4 us for every config (1.8 TB/s of a 4.2 TB/s copy). If the time
 is a fixed cost (launch, prologue, tensor-map fetch, first TMA round trip, split-K fixup), a K sweep shows it
 as the intercept of time against K; the slope is the streaming rate. cuBLAS on the same tensors beside it.
-Per point: median of 30 CUDA-event timings after an L2 flush. JSON to --out (default $OUT/decode_floor.json), with
+Per point: median of 30 CUDA-event timings after an L2 eviction (a 256 MB read: bench_gemm_layouts.Bench). JSON to --out (default $OUT/decode_floor.json), with
 a least-squares line (intercept in us, slope as TB/s) per kernel over K >= 1024; the swapped kernels as ops runs
 decode (2026-12-07), the default one and K split in 2 (what the split-K fixup adds to the intercept), and K split
 in a 2-CTA cluster (multicast=k: the halves meet in distributed shared memory); and, as a source edit compiled
@@ -90,7 +90,6 @@ def main() -> int:
     from tessera.compiler import testing
     from tessera.runtime.cache import CompileCache
 
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     bench = Bench(torch)
     shipped, edited = (CompileCache(tempfile.mkdtemp(prefix=f"floor-{n}-")) for n in ("shipped", "edited"))
 
@@ -99,7 +98,7 @@ def main() -> int:
             fn()
         ts = []
         for r in range(runs):
-            flush.fill_(r & 0xFF)
+            bench.evict()
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             s.record()
             fn()

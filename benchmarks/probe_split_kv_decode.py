@@ -4,7 +4,7 @@ new M = 64 GEMM default beside cuBLAS.
     python benchmarks/probe_split_kv_decode.py --out FILE
 
 Attention: the decode row (B16 H32:8 S_q 1 S_k 8192 d128, bf16), each config pinned through ops.attention; per
-config the tuner's timing (`cold_median_seconds`: events around one call after an L2 flush), the same with the
+config the tuner's timing (`cold_median_seconds`: events around one call after an L2 eviction), the same with the
 host's launch hidden behind a GPU sleep, and the kernels' own durations from torch.profiler (slices and merge
 apart), beside cuDNN SDPA. GEMM: bench_gemm_layouts rows at M = 64 (and 16) by default configs only.
 """
@@ -23,7 +23,7 @@ from torch.nn.functional import scaled_dot_product_attention as sdpa
 
 from tessera import ops
 from tessera.ops import autotune
-from tessera.ops._hopper import cold_median_seconds
+from tessera.ops._cold_l2 import ColdL2, cold_median_seconds
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -37,11 +37,11 @@ CONFIGS = [
 ]
 
 
-def hidden_host_ms(fn, flush, runs=20) -> float:
+def hidden_host_ms(fn, cold, runs=20) -> float:
     """Events around fn with a GPU sleep queued first, so the host's launch work is done before the GPU gets there."""
     times = []
     for r in range(runs):
-        flush.fill_(r & 0xFF)
+        cold.evict()
         torch.cuda._sleep(2_000_000)  # ~1 ms at 1.98 GHz
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
@@ -82,7 +82,7 @@ def attention_probe() -> dict:
     v = torch.randn((B, H_kv, S_k, D), device="cuda", generator=g).bfloat16()
     o = torch.empty_like(q)
     lse = torch.empty((B, H, S_q), device="cuda", dtype=torch.float32)
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    cold = ColdL2(torch)
     stream = torch.cuda.current_stream()
     ref = sdpa(q.double(), k.double().repeat_interleave(H // H_kv, 1), v.double().repeat_interleave(H // H_kv, 1))
     rows = []
@@ -95,8 +95,8 @@ def attention_probe() -> dict:
             err = float((o.double() - ref).norm() / ref.norm())
             rec = ops.last_run()
             row = {"config": config, "rel_err": err, "kernel": rec.kernel, "ran_config": rec.config,
-                   "tuner_ms": 1e3 * cold_median_seconds(run, 20, flush, stream),
-                   "hidden_host_ms": hidden_host_ms(run, flush), "kernels_us": kernel_times(run)}
+                   "tuner_ms": 1e3 * cold_median_seconds(run, 20, cold, stream),
+                   "hidden_host_ms": hidden_host_ms(run, cold), "kernels_us": kernel_times(run)}
         except Exception as exc:  # noqa: BLE001 - recorded
             row = {"config": config, "error": f"{type(exc).__name__}: {exc}"[:800]}
         finally:
@@ -108,8 +108,8 @@ def attention_probe() -> dict:
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
         cud = lambda: sdpa(qq, kk, vv)  # noqa: E731
         cud()
-        rows.append({"config": "cudnn (K/V repeated to H heads)", "tuner_ms": 1e3 * cold_median_seconds(cud, 20, flush, stream),
-                     "hidden_host_ms": hidden_host_ms(cud, flush)})
+        rows.append({"config": "cudnn (K/V repeated to H heads)", "tuner_ms": 1e3 * cold_median_seconds(cud, 20, cold, stream),
+                     "hidden_host_ms": hidden_host_ms(cud, cold)})
     print(json.dumps(rows[-1]), flush=True)
     return {"shape": [B, H, H_kv, S_q, S_k, D], "rows": rows}
 

@@ -1,5 +1,6 @@
-"""The GEMM table's timer (benchmarks/bench_gemm_layouts.Bench) on a stand-in torch: a set spoiled by host
-stalls is timed again, and what the final set saw is kept beside the medians."""
+"""The GEMM table's timer (benchmarks/bench_gemm_layouts.Bench) on a stand-in torch: the L2 is evicted by a read
+(or a write, when asked) before each call, a set spoiled by host stalls is timed again, and what the final set
+saw is kept beside the medians."""
 
 import importlib.util
 import types
@@ -30,16 +31,31 @@ def fake_torch(times):
     def sleep(cycles):
         state["slept"] += 1
 
+    def read(buf, dim, dtype, out):
+        state["reads"] += 1
+
+    def write(v):
+        state["writes"] += 1
+
+    state.update(reads=0, writes=0)
     cuda = types.SimpleNamespace(Event=Event, _sleep=sleep, synchronize=lambda: None)
-    flush = types.SimpleNamespace(fill_=lambda v: None)
-    return types.SimpleNamespace(cuda=cuda, uint8="u8", empty=lambda *a, **k: flush), state
+    buf = types.SimpleNamespace(fill_=write)
+    return types.SimpleNamespace(cuda=cuda, uint8="u8", int64="i64", empty=lambda *a, **k: buf,
+                                 ones=lambda *a, **k: buf, zeros=lambda *a, **k: buf, sum=read), state
 
 
-def test_a_steady_set_is_timed_once_with_a_sleep_ahead_of_each_call():
+def test_a_steady_set_is_timed_once_with_a_sleep_and_a_read_flush_ahead_of_each_call():
     torch, state = fake_torch([10.0, 11.0, 10.5, 10.2, 10.1])
     b = BG.Bench(torch)
     assert b.time({"x": lambda: None}, 5) == {"x": 10.2}
-    assert b.last["retimed"] is False and b.last["min"] == {"x": 10.0} and state["slept"] == 5
+    assert b.last["retimed"] is False and b.last["min"] == {"x": 10.0}
+    assert state["slept"] == 5 and state["reads"] == 5 and state["writes"] == 0
+
+
+def test_the_write_flush_rewrites_the_buffer_instead():
+    torch, state = fake_torch([10.0] * 4)
+    BG.Bench(torch, flush="write").time({"x": lambda: None, "y": lambda: None}, 2)
+    assert state["writes"] == 4 and state["reads"] == 0
 
 
 def test_a_set_spoiled_by_stalls_is_timed_again():

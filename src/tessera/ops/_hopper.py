@@ -27,11 +27,11 @@ tiles in 2; else 128 x 64 ping-pong tiles.
 from __future__ import annotations
 
 import os
-import statistics
 from dataclasses import dataclass, fields
 
 from tessera.compiler.launch_shape import LaunchShape
 from tessera.ops import autotune
+from tessera.ops._cold_l2 import ColdL2, cold_median_seconds
 
 OP = "gemm_sm90a"
 SMS = 132  # H100/H200 SXM
@@ -90,7 +90,6 @@ HOPPER_CANDIDATES = [
        "multicast": "b", "store": "registers", "swap_ab": True} for bn, st in ((16, 8), (64, 6))),
 ]
 TMA_DTYPES = ("bf16", "f16")
-L2_FLUSH_BYTES = 256 << 20  # written before each timed tuning run: more than the L2 of any Hopper part
 SPLITK_MIN_K = 4096  # below this a split's K-loop is too short to pay for the partials' round trip
 TILE = ("BM", "BN", "BK")  # a config dict's tile sizes (the kernel's meta); every other key is a LaunchShape knob
 SWAP = "swap_ab"  # ... or this one, in a config that runs swapped (True only: left out otherwise)
@@ -310,8 +309,8 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT"
     GPU, the swapped decode ones where the product can swap (`candidates`); cache and return the winner.
 
     Needs torch (CUDA tensors and events). Each candidate is compiled, run on fresh random inputs and timed
-    (median of `runs` after a warm-up, each run after an L2 flush); one that fails to compile or launch is
-    recorded and never chosen.
+    (median of `runs` after a warm-up, each run after an L2 eviction: `_cold_l2`); one that fails to compile or
+    launch is recorded and never chosen.
     """
     from tessera.ir import diagnostics as D
     from tessera.ops._common import OpsError
@@ -331,7 +330,7 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT"
     w = (torch.randn((N, K) if tb else (K, N), device="cuda") / K ** 0.5).to(tdt)
     out = torch.empty((M, N), device="cuda", dtype=tdt)
     out_t = torch.empty((N, M), device="cuda", dtype=tdt)  # packs a swapped kernel's arguments (then C^T is `out`)
-    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    cold = ColdL2(torch)
 
     def measure(config: dict) -> float:
         stream = torch.cuda.current_stream()
@@ -348,25 +347,6 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT"
             fire = lambda sync=False: ck.launch(grid, args, stream=stream, sync=sync)  # noqa: E731
         for i in range(2):  # the first warm-up waits, bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT
             fire(sync=i == 0)
-        return cold_median_seconds(fire, runs, flush, stream)
+        return cold_median_seconds(fire, runs, cold, stream)
 
     return autotune.tune(OP, tune_key(M, N, K, dtype, layout), candidates(M, N), measure, progress=progress)
-
-
-def cold_median_seconds(launch, runs: int, flush, stream) -> float:
-    """The median seconds of `runs` calls of `launch()` on `stream`, CUDA events around each, with `flush` (a
-    torch buffer larger than L2) rewritten before each. A cold L2 each run, as a call in a model sees it: a decode
-    weight (32 MB at 16 x 4096 x 4096) fits the H200's 50 MB L2, and timing it hot chose configs 1.4x slower than
-    the default once it was cold. The tuners of gemm and attention measure with it."""
-    import torch
-
-    times = []
-    for r in range(runs):
-        flush.fill_(r & 0xFF)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record(stream)
-        launch()
-        end.record(stream)
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return statistics.median(times)

@@ -140,7 +140,8 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
     return the TuneResult (under the key ops.attention looks up for such a call).
 
     Needs torch. Each candidate is compiled, run on fresh random inputs, checked against torch SDPA (a wrong
-    result fails the candidate) and timed (median of `runs` CUDA-event timings, the L2 flushed before each).
+    result fails the candidate) and timed (median of `runs` CUDA-event timings, L2 evicted by a read before
+    each: `_cold_l2`).
     """
     H_kv = H if H_kv is None else H_kv
     for name, v in (("B", B), ("H", H), ("H_kv", H_kv), ("S_q", S_q), ("S_k", S_k)):
@@ -159,7 +160,7 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
     from tessera.compiler import records
     from tessera.compiler.launch_shape import LaunchShape
     from tessera.ops._attention import FLASH, kernel_specs
-    from tessera.ops._hopper import L2_FLUSH_BYTES, cold_median_seconds
+    from tessera.ops._cold_l2 import ColdL2, cold_median_seconds
 
     group = group_of(H, H_kv, causal)
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
@@ -167,7 +168,7 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
     k, v = (torch.randn(B, H_kv, S_k, Dh, device="cuda").to(tdt) for _ in range(2))
     o, lse = torch.empty_like(q), torch.empty(B, H, S_q, device="cuda")
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=H != H_kv).float()
-    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    cold = ColdL2(torch)
     scale = 1.0 / math.sqrt(Dh)
     rows, heads = S_q * group, H // group  # ops.attention's view: a group of query heads is one head of rows
     args = [q.view(B, heads, rows, Dh), k, v, o.view(B, heads, rows, Dh), lse.view(B, heads, rows), scale]
@@ -189,7 +190,7 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
             run()
             torch.cuda.synchronize()
             check(config)
-            return cold_median_seconds(run, runs, flush, stream)
+            return cold_median_seconds(run, runs, cold, stream)
         finally:
             autotune.unpin(OP)
 
@@ -203,7 +204,7 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
         stream = torch.cuda.current_stream()
         ck.launch(grid, args, stream=stream, sync=True)  # bounded: a candidate that hangs is RUNTIME_LAUNCH_TIMEOUT
         check(config)
-        return cold_median_seconds(lambda: ck.launch(grid, args, stream=stream), runs, flush, stream)
+        return cold_median_seconds(lambda: ck.launch(grid, args, stream=stream), runs, cold, stream)
 
     return autotune.tune(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), candidates(Dh, causal), measure,
                          progress=progress)
