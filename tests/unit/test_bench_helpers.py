@@ -51,6 +51,7 @@ def test_repetitions_follow_the_estimate_and_quantiles_are_numpys():
     ({"quantiles": (0.5, 2)}, "quantiles"),
     ({"quantiles": ()}, "quantiles"),
     ({"device": "tpu"}, "device='tpu'"),
+    ({"flush_l2": "read"}, "flush_l2='read'"),
 ])
 def test_bad_timing_arguments_are_coded(kw, text):
     args = {"fn": lambda: None, "device": "cpu", **kw}
