@@ -74,11 +74,24 @@ def interior_condition(e, ops) -> str | None:
         mr, n = _window_memref(e, op), op.n.value.data
         row, col = e[op.row], e[op.col]
         rows = f"{row} < {mr.sizes[0]}" if _broadcast(op) else f"{row} + 64 <= {mr.sizes[0]}"
-        align = 2 * elem_bytes(_window_elem(op)) - 1
-        conds.append(f"{row} >= 0 && {rows} && ({col} & 1) == 0 && {col} + {n} <= {mr.sizes[1]} && "
-                     f"{mr.strides[1]} == 1 && ({mr.strides[0]} & 1) == 0 && "
-                     f"(reinterpret_cast<unsigned long long>({mr.ptr}) & {align}) == 0")
+        aligned = f"(reinterpret_cast<unsigned long long>({mr.ptr}) & {2 * elem_bytes(_window_elem(op)) - 1}) == 0"
+        pairs = f"({col} & 1) == 0 && {mr.strides[1]} == 1 && ({mr.strides[0]} & 1) == 0"
+        if _column_store(op):
+            pairs = f"(({pairs}) || {_column_major(e, op)})"
+        conds.append(f"{row} >= 0 && {rows} && {col} + {n} <= {mr.sizes[1]} && {pairs} && {aligned}")
     return " && ".join(dict.fromkeys(f"({c})" for c in conds))
+
+
+def _column_store(op) -> bool:
+    """A store that may take the column-major interior path (unmasked: the pair exchange writes whole pairs)."""
+    return op.name == "nv.wgacc_store" and op.mask is None
+
+
+def _column_major(e, op) -> str:
+    """C condition: the window's memref is column-major (stride 1 down a column; a swapped GEMM's C^T view) with
+    even rows and column stride, so rows r, r + 1 of one column are one 4- or 8-byte word."""
+    mr = _window_memref(e, op)
+    return f"({mr.strides[1]} != 1 && {mr.strides[0]} == 1 && ({mr.strides[1]} & 1) == 0 && ({e[op.row]} & 1) == 0)"
 
 
 def declare_window_bases(e, ops) -> None:
@@ -91,6 +104,13 @@ def declare_window_bases(e, ops) -> None:
         row = e[op.row] if bcast else f"{e[op.row]} + 16 * ((tid & 127) >> 5) + ((tid & 31) >> 2)"
         base, step = e.fresh("wbase"), e.fresh("wrow8")
         const = "const " if op.name == "nv.wgacc_load" else ""
+        cm = None
+        if _column_store(op):
+            cm = (e.fresh("colmajor"), e.fresh("cbase"))
+            e.line(f"const bool {cm[0]} = {_column_major(e, op)};")
+            e.line(f"{C.mem_type(elem)}* const {cm[1]} = {mr.ptr} + (long long)({e[op.row]} + 16 * ((tid & 127) >> "
+                   f"5) + ((tid & 31) >> 2 & ~1)) + (long long)({e[op.col]} + 2 * (tid & 3) + ((tid >> 2) & 1)) * "
+                   f"{mr.strides[1]};  // the column-major path: this lane's pair of rows")
         e.line(f"{const}{C.mem_type(elem)}* const {base} = {mr.ptr} + (long long)({row}) * {mr.strides[0]} + "
                f"{e[op.col]} + 2 * (tid & 3);")
         e.line(f"const long long {step} = {'0' if bcast else f'8 * {mr.strides[0]}'};")
@@ -98,8 +118,9 @@ def declare_window_bases(e, ops) -> None:
         if _wide_store(op):
             wide = e.fresh("wide")
             e.line(f"const bool {wide} = ({e[op.col]} & 7) == 0 && ({mr.strides[0]} & 7) == 0 && "
-                   f"(reinterpret_cast<unsigned long long>({mr.ptr}) & 15) == 0;  // 16-byte stores line up")
-        e.fast_windows[op] = (base, step, wide)
+                   f"(reinterpret_cast<unsigned long long>({mr.ptr}) & 15) == 0"
+                   + (f" && !{cm[0]}" if cm else "") + ";  // 16-byte stores line up")
+        e.fast_windows[op] = (base, step, wide, cm)
 
 
 def _wide_store(op) -> bool:
@@ -114,7 +135,7 @@ def _quad_transpose_store(e, op, v: str, wide: str) -> None:
     loop): the quad's 4 x 4 words of those groups are transposed with two xor shuffles (lanes 2 apart, then 1),
     after which lane q holds the 8 columns of group 4s + q: one 16-byte store instead of four 4-byte ones, whole
     32-byte sectors (a warp store touched 8 rows of 16 bytes before)."""
-    base, step, _ = e.fast_windows[op]
+    base, step = e.fast_windows[op][:2]
     with e.block(f"if ({wide} && ((i_ & 15) == 13 || (i_ & 15) == 15)) "):
         e.line("const int s_ = i_ >> 4, h_ = (i_ >> 1) & 1;")
         e.line(f"tsr_u32 w0_ = {v}[8 * s_ + h_], w1_ = {v}[8 * s_ + 2 + h_], w2_ = {v}[8 * s_ + 4 + h_], "
@@ -130,7 +151,7 @@ def _quad_transpose_store(e, op, v: str, wide: str) -> None:
 
 def _fast_at(e, op, i: str) -> str:
     """The address of slot pair (i, i+1) (i even) on the interior path: base + constant offsets."""
-    base, step, _ = e.fast_windows[op]
+    base, step = e.fast_windows[op][:2]
     return f"({base} + ((({i}) >> 1 & 1) ? {step} : 0) + 8 * (({i}) >> 2))"
 
 
@@ -160,7 +181,10 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
     lo, hi = C.read_bits(elem, v, "i_ - 1"), C.read_bits(elem, v, "i_")
     if op in e.fast_windows:
         at = _fast_at(e, op, "i_ - 1")
-        wide = e.fast_windows[op][2]
+        wide, cm = e.fast_windows[op][2:]
+        if cm is not None:
+            _column_pair_store(e, op, cm)
+            e.line("else")
         if op.mask is not None:  # the pair when both are kept, else each kept element alone
             m = e[op.mask]
             pair = (f"*reinterpret_cast<tsr_u32*>({at}) = {v}[i_ >> 1];" if C.is_half(elem)
@@ -194,6 +218,28 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
         e.line(f"  else {{ if ({keep0} && gc_ < {mr.sizes[1]}) {at} = ({mem}){lo}; "
                f"if ({keep1} && gc_ + 1 < {mr.sizes[1]}) {at1} = ({mem}){hi}; }}")
         e.line("}")
+
+
+def _column_pair_store(e, op, cm) -> None:
+    """The column-major interior path at odd slots: lanes 4 apart (rows r, r + 1 of the same columns c, c + 1) trade
+    one element with one xor shuffle, after which the even-row lane holds column c's rows r, r + 1 and the odd-row
+    lane column c + 1's: one 4- or 8-byte store each, no bounds checks (a swapped GEMM writes C^T this way)."""
+    elem = op.value.type.element_type
+    v = e[op.value]
+    col_step = f"8 * (i_ >> 2) * {_window_memref(e, op).strides[1]}"
+    at = f"({cm[1]} + ((i_ >> 1 & 1) ? 8 : 0) + {col_step})"
+    with e.block(f"if ({cm[0]}) "):
+        with e.block("if (i_ & 1) "):
+            e.line("const bool odd_ = tid & 4;")
+            if C.is_half(elem):
+                e.line(f"const tsr_u32 mine_ = {v}[i_ >> 1];")
+                e.line("const tsr_u32 got_ = tsr_shfl_xor_u32(odd_ ? (mine_ & 0xffffu) : (mine_ >> 16), 4);")
+                e.line(f"*reinterpret_cast<tsr_u32*>({at}) = odd_ ? (got_ | (mine_ & 0xffff0000u)) : "
+                       "((mine_ & 0xffffu) | (got_ << 16));")
+            else:
+                lo, hi = C.read_bits(elem, v, "i_ - 1"), C.read_bits(elem, v, "i_")
+                e.line(f"const float got_ = tsr_shfl_xor(odd_ ? {lo} : {hi}, 4);")
+                e.line(f"*reinterpret_cast<float2*>({at}) = odd_ ? make_float2(got_, {hi}) : make_float2({lo}, got_);")
 
 
 def slot_wgacc_atomic_add(e, op: H.WgaccAtomicAddOp) -> None:
