@@ -1,6 +1,9 @@
 """Where a decode GEMM's fixed cost goes: timestamps inside the swapped sm_90a kernel, per CTA.
 
-    python benchmarks/decode_stamps.py [--out FILE] [--runs 30]
+    python benchmarks/decode_stamps.py [--out FILE] [--runs 30] [--shape MxNxK ...] [--config JSON]
+
+--shape and --config time other shapes, and an unswapped config instead of ops' swapped default (a split-K one:
+its loop_end -> end then holds the fixup, and the latest CTA's is the last arrival's sum).
 
 decode_floor.py found the swapped decode kernel's time against K to be ~6.9 us + bytes / copy rate, with an
 empty kernel at 3.8 us: about 3 us of fixed cost that neither launch nor streaming explains. This probe splits
@@ -87,11 +90,14 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "decode_stamps.json"))
     p.add_argument("--runs", type=int, default=30)
+    p.add_argument("--shape", action="append", default=[], help="MxNxK instead of SHAPES (repeatable)")
+    p.add_argument("--config", default=None, help="a config dict (JSON) run unswapped instead of ops' swapped "
+                                                  "default, e.g. a split-K one: loop_end -> end then holds its fixup")
     args = p.parse_args(argv)
     import cupy
     import torch
 
-    from bench_gemm_layouts import make_swap_call
+    from bench_gemm_layouts import make_call, make_swap_call
     from tessera.compiler import driver, testing
     from tessera.runtime import cache as C
     from tessera.runtime.cache import CompileCache
@@ -133,17 +139,21 @@ def main(argv=None) -> int:
     report = {"device": torch.cuda.get_device_name(), "runs": args.runs, "shapes": []}
     for_nothing = [bracket(lambda: None) for _ in range(args.runs)]
     report["nothing_us"] = statistics.median((b - a) / 1e3 for a, b in for_nothing)
-    for M, N, K in SHAPES:
+    config = json.loads(args.config) if args.config else None
+    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shape] or SHAPES
+    report["config"] = config or "swap_config(M), swapped"
+    for M, N, K in shapes:
         a = torch.randn((M, K), device="cuda").bfloat16()
         b = torch.randn((K, N), device="cuda").bfloat16()
         out = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
-        ctas = -(-N // 64)
+        ctas = -(-N // 64) if config is None else 132 * 8  # every slot a persistent grid may use
         stamps = torch.zeros(ctas * SLOTS + SLOTS, dtype=torch.int64, device="cuda")
         C._default = CompileCache(tempfile.mkdtemp(prefix="stamps-"))  # this shape's address is in the source
         driver.clear_memo()
         try:
             with testing.inject_faults(source=lambda s: add_stamps(s, stamps.data_ptr())):
-                fn = make_swap_call(torch, M, N, a, b, out, False, False, None)
+                fn = (make_swap_call(torch, M, N, a, b, out, False, False, None) if config is None
+                      else make_call(torch, config, a, b, out, False, False, M, N))
         except Exception as err:  # noqa: BLE001 - no place for a stamp, or the edit does not compile: said
             report["shapes"].append({"shape": f"{M}x{N}x{K}", "error": f"{type(err).__name__}: {err}"[:500]})
             print(report["shapes"][-1], flush=True)
