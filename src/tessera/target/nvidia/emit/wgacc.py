@@ -105,12 +105,10 @@ def declare_window_bases(e, ops) -> None:
         base, step = e.fresh("wbase"), e.fresh("wrow8")
         const = "const " if op.name == "nv.wgacc_load" else ""
         cm = None
-        if _column_store(op):
-            cm = (e.fresh("colmajor"), e.fresh("cbase"))
-            e.line(f"const bool {cm[0]} = {_column_major(e, op)};")
-            e.line(f"{C.mem_type(elem)}* const {cm[1]} = {mr.ptr} + (long long)({e[op.row]} + 16 * ((tid & 127) >> "
-                   f"5) + ((tid & 31) >> 2 & ~1)) + (long long)({e[op.col]} + 2 * (tid & 3) + ((tid >> 2) & 1)) * "
-                   f"{mr.strides[1]};  // the column-major path: this lane's pair of rows")
+        if _column_store(op):  # condition and address in place, not hoisted here: no register held for them
+            cm = (_column_major(e, op), f"({mr.ptr} + (long long)({e[op.row]} + 16 * ((tid & 127) >> 5) + "
+                                        f"((tid & 31) >> 2 & ~1)) + (long long)({e[op.col]} + 2 * (tid & 3) + "
+                                        f"((tid >> 2) & 1)) * {mr.strides[1]})")
         e.line(f"{const}{C.mem_type(elem)}* const {base} = {mr.ptr} + (long long)({row}) * {mr.strides[0]} + "
                f"{e[op.col]} + 2 * (tid & 3);")
         e.line(f"const long long {step} = {'0' if bcast else f'8 * {mr.strides[0]}'};")
