@@ -5,7 +5,7 @@
 
 bf16, the issue's configurations, B*H*S chosen to fill the GPU. Each row: the numerics of O and LSE against
 float64 on a sample of rows (the first and last query block and random rows, of the first and last head of
-batch 0, against every key), then the median of CUDA-event timings with the L2 flushed (triton.testing.do_bench)
+batch 0, against every key), then the median of CUDA-event timings with the L2 evicted by a read (tessera.testing.do_bench)
 for ours, cuDNN and flash in one process. TFLOP/s count 4*B*H*S_q*S_k*D (halved for causal); decode rows also
 give K/V bytes read per second. `ratio` = ours / cuDNN (where cuDNN refuses a configuration, the faster backend
 that takes it, named in `peer`). Also the warm host time of ops.attention and of SDPA on tiny tensors, and (unless
@@ -24,7 +24,6 @@ import time
 import traceback
 
 import torch
-import triton
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
@@ -82,7 +81,11 @@ def peer(kind, q, k, v, causal, gqa):
 
 
 def bench(fn) -> float:
-    return float(triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median"))
+    """Median ms with L2 evicted by a read before each call (tessera.testing.do_bench; triton's zero_() flush
+    leaves dirty lines whose write-backs land in the timed call: the tables before 2026-12-07's tenth session)."""
+    from tessera.testing import do_bench
+
+    return float(do_bench(fn, warmup=25, rep=200, return_mode="median"))
 
 
 def row(cfg, tune: bool = False) -> dict:
