@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 from pathlib import Path
 
@@ -93,20 +92,6 @@ def main() -> int:
     bench = Bench(torch)
     shipped, edited = (CompileCache(tempfile.mkdtemp(prefix=f"floor-{n}-")) for n in ("shipped", "edited"))
 
-    def median_us(fn, runs=30):
-        for _ in range(3):
-            fn()
-        ts = []
-        for r in range(runs):
-            bench.evict()
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            ts.append(s.elapsed_time(e) * 1e3)
-        return statistics.median(ts)
-
     rows = []
     for K in KS:
         a = torch.randn((M, K), device="cuda").bfloat16()
@@ -126,7 +111,7 @@ def main() -> int:
         rows.append(row)
         print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
     empty = torch.empty(1, device="cuda")
-    floor = {"empty_kernel_us": median_us(lambda: empty.add_(1))}
+    floor = {"empty_kernel_us": 1e3 * bench.time({"empty": lambda: empty.add_(1)}, 30)["empty"]}
     print(json.dumps(floor))
     big = [r for r in rows if r["K"] >= 1024]  # past the ramp: the line through the streaming points
     fits = {name[:-3]: fit([r["K"] for r in big], [r[name] for r in big]) for name in rows[0] if name.endswith("_us")}

@@ -18,9 +18,9 @@ source edit, in a cache of its own): each CTA writes %globaltimer (ns, one clock
     loop_end   the first consumer warpgroup after its last wgmma retired (before the epilogue)
     end        the first consumer warpgroup after its stores
 
-and a one-thread kernel stamps %globaltimer just before and just after it (`pre`, `post`; after the usual 256 MB
-L2 flush). Reported per shape: the median over runs of each phase's start relative to `pre`, as the earliest,
-median and latest CTA (us); clock64 phases as cycles of the CTA; and the same bracket around cuBLAS and around
+and a one-thread kernel stamps %globaltimer just before and just after it (`pre`, `post`; after L2 is evicted
+by a read of 256 MB). Reported per shape: the median over runs of each phase's start relative to `pre`, as the
+earliest, median and latest CTA (us); clock64 phases as cycles of the CTA; and the same bracket around cuBLAS and around
 nothing (two stamp kernels back to back) for scale. Also per shape: CUDA-event medians of cuBLAS and ours after
 the table's write flush and after a read of the same 256 MB (does a dirty L2 tax the timed call?). Needs torch
 and cupy (the stamp kernels).
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     import cupy
     import torch
 
-    from bench_gemm_layouts import make_call, make_swap_call
+    from bench_gemm_layouts import Bench, make_call, make_swap_call
     from tessera.compiler import driver, testing
     from tessera.runtime import cache as C
     from tessera.runtime.cache import CompileCache
@@ -105,12 +105,13 @@ def main(argv=None) -> int:
     stamp = cupy.RawKernel(STAMP_KERNEL, "stamp")
     stream = torch.cuda.current_stream()
     cstream = cupy.cuda.ExternalStream(stream.cuda_stream)
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    benches = {kind: Bench(torch, flush=kind) for kind in ("write", "read")}  # L2 left dirty, or clean
     marks = torch.zeros(2, dtype=torch.int64, device="cuda")
 
     def bracket(fn):
-        """pre and post %globaltimer (ns) around fn, after a flush."""
-        flush.fill_(1)
+        """pre and post %globaltimer (ns) around fn, after L2 is evicted by a read (the stamps of sessions before
+        the tenth's last call followed a write)."""
+        benches["read"].evict()
         with cstream:
             stamp((1,), (1,), (marks.data_ptr(),))
         fn()
@@ -119,22 +120,6 @@ def main(argv=None) -> int:
         torch.cuda.synchronize()
         pre, post = marks.tolist()
         return pre, post
-
-    total = torch.zeros((), dtype=torch.int64, device="cuda")
-
-    def events_us(fn, flush_fn):
-        """Median CUDA-event time of fn after flush_fn (the table's write flush, or a read of the same bytes:
-        an L2 left dirty by the write costs write-backs inside the timed call)."""
-        ts = []
-        for _ in range(args.runs):
-            flush_fn()
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            ts.append(s.elapsed_time(e) * 1e3)
-        return statistics.median(ts)
 
     report = {"device": torch.cuda.get_device_name(), "runs": args.runs, "shapes": []}
     for_nothing = [bracket(lambda: None) for _ in range(args.runs)]
@@ -180,9 +165,9 @@ def main(argv=None) -> int:
             cyc = [(s[:, 8 + i] - s[:, 8 + i - 1]).double() for _, _, s in per_run]
             row[f"cycles_{PHASES[i - 1]}_to_{name}"] = round(statistics.median(float(c.median()) for c in cyc))
         row["post"] = round(statistics.median((b - a) / 1e3 for a, b, _ in per_run), 3)
-        for kind, fl in (("write", lambda: flush.fill_(3)), ("read", lambda: torch.sum(flush, 0, dtype=torch.int64, out=total))):
-            for name, f in (("cublas", lambda: torch.matmul(a, b, out=out)), ("ours", fn)):
-                row[f"{name}_after_{kind}_flush_us"] = round(events_us(f, fl), 3)
+        for kind, bench in benches.items():  # interleaved CUDA-event medians (bench_gemm_layouts.Bench)
+            ms = bench.time({"cublas": lambda: torch.matmul(a, b, out=out), "ours": fn}, args.runs)
+            row.update({f"{name}_after_{kind}_flush_us": round(t * 1e3, 3) for name, t in ms.items()})
         report["shapes"].append(row)
         print(json.dumps(row), flush=True)
     Path(args.out).write_text(json.dumps(report, indent=1))
