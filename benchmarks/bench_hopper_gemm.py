@@ -23,7 +23,7 @@ recorded once per (dtype, config, epilogue) and the peers carry on: nothing fall
 Method: one process, one timer for all: each implementation is checked first (Tessera is tuned then),
 then those that passed are timed side by side: 3 warm-up calls each, then RUNS = 30 rounds in which
 every implementation runs once (rotating who goes first), each call between CUDA events after an L2
-flush (a 256 MB write), so clock and power drift reach all alike; a device-side sleep opens each round
+L2 eviction (a 256 MB read: tessera.ops._cold_l2; a write before 2026-12-07's tenth session), so clock and power drift reach all alike; a device-side sleep opens each round
 so the host queues it ahead and the events time the GPU, not Python launch overhead. Median (never
 fewer than 20 calls unless the time box forces it, then down to 5; the count is recorded per entry).
 TFLOP/s = 2*M*N*K / median. Ratios are speeds: tessera/cublas = cuBLAS ms / Tessera ms (> 1: faster).
@@ -495,7 +495,9 @@ class Runner:
 
     def __init__(self, torch, deadline: Deadline, arch: str, toolchain: str):
         self.torch, self.deadline, self.arch, self.toolchain = torch, deadline, arch, toolchain
-        self.flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+        from tessera.ops._cold_l2 import ColdL2
+
+        self.flush = ColdL2(torch, FLUSH_BYTES)  # .evict(): L2 evicted by a read before every call
         self.share_s = 2.0
 
     def time(self, fns: dict, runs: int | None = None) -> dict:
@@ -528,7 +530,7 @@ class Runner:
             for i in range(len(names)):
                 name = names[(r + i) % len(names)]
                 start, end = events[name][r]
-                self.flush.zero_()
+                self.flush.evict()
                 start.record()
                 fns[name]()
                 end.record()

@@ -32,8 +32,9 @@ def main() -> None:
     import torch
 
     from bench_hopper_gemm import tessera_gemm
+    from tessera.ops._cold_l2 import ColdL2
 
-    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    flush = ColdL2(torch)  # .evict(): L2 evicted by a read before every call
     M = N = a.mn
     out = {"M": M, "N": N, "rows": []}
     for K in KS:
@@ -51,7 +52,7 @@ def main() -> None:
             torch.cuda._sleep(1_000_000)
             for n, f in fns.items():
                 s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                flush.zero_()
+                flush.evict()
                 s.record()
                 f()
                 e.record()
