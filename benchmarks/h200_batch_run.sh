@@ -12,28 +12,35 @@
 # of the touched code (gpu_tests.txt), cold start in fresh processes (cold.json). STEP=2: the GEMM layouts table,
 # default and tuned (hopper-gemm-layouts.json), then the long GPU tests if time is left. With little device time:
 #   STEP=2 GEMM_ARGS="--no-tune --budget-s 280" GEMM_TIMEOUT_S=300 SKIP_TESTS2=1 (default configs only).
-# STEP=decode (2026-12-07, ninth session; one call of <= 9 minutes): the 30-row GEMM table with tuning, then the
-# decode probes: split-K inside a 2-CTA cluster against the unsplit tiles (decode_config_probe --set kpair) and
-# the K sweep of intercept and streaming rate (decode_floor), then stream-K's even split at 1024x1024x16384
+# STEP=decode (2026-12-07, ninth and tenth sessions; one call of <= 9 minutes): the stream-K GPU tests, the 30-row
+# GEMM table with tuning (after a read flush, the write-flush timing beside; its tuner holds the cluster split-K
+# candidates), the phase stamps of the decode kernel and of the 1024x1024x16384 split-K default (decode_stamps),
+# the K sweep of intercept and streaming rate (decode_floor), then stream-K beside split-K at 1024x1024x16384
 # (decode_config_probe --set skinny).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
 if [ "${STEP:-1}" = decode ]; then
-  # stream-K's even split (tenth session) has never run on a GPU: its tests first
+  # at most 8 files come back: gpu_tests.txt, log.txt (every script's output), env.txt and five JSON files
+  # stream-K's tests first (its even split first ran on a GPU in the tenth session)
   timeout "${TESTS_TIMEOUT_S:-75}" python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 60 \
     --timeout-method thread -n 4 -k stream tests/gpu/test_hopper_gemm_gpu.py > "$OUT/gpu_tests.txt" 2>&1
   echo "tests rc=$?" >> "$OUT/gpu_tests.txt"
   grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests.txt" | tail -8
   rm -f "$TESSERA_CACHE_DIR/autotune.json"
   timeout "${GEMM_TIMEOUT_S:-280}" python3 benchmarks/bench_gemm_layouts.py --budget-s "${GEMM_BUDGET_S:-250}" \
-    --out "$OUT/hopper-gemm-layouts.json" > "$OUT/gemm.txt" 2>&1
-  echo "gemm rc=$?"; tail -3 "$OUT/gemm.txt" | cut -c1-400
-  timeout 70 python3 benchmarks/decode_config_probe.py --set kpair --out "$OUT/kpair.json" > "$OUT/kpair.txt" 2>&1
-  echo "kpair rc=$?"; grep '^{' "$OUT/kpair.txt" | cut -c1-300
-  timeout 80 python3 benchmarks/decode_floor.py --out "$OUT/floor.json" > "$OUT/floor.txt" 2>&1
-  echo "floor rc=$?"; tail -1 "$OUT/floor.txt" | cut -c1-900
-  timeout 80 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json" > "$OUT/skinny.txt" 2>&1
-  echo "skinny rc=$?"; grep '^{' "$OUT/skinny.txt" | cut -c1-400
+    --out "$OUT/hopper-gemm-layouts.json" > "$OUT/log.txt" 2>&1
+  echo "gemm rc=$?"; tail -3 "$OUT/log.txt" | cut -c1-400
+  # where the time goes (tenth session): the decode kernel's phases, and the skinny default's split-K fixup
+  timeout 45 python3 benchmarks/decode_stamps.py --out "$OUT/stamps.json" >> "$OUT/log.txt" 2>&1
+  echo "stamps rc=$?"
+  timeout 30 python3 benchmarks/decode_stamps.py --shape 1024x1024x16384 --config '{"BM": 128, "BN": 256, "BK": 64,
+"stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 4, "multicast": "b"}' --out "$OUT/stamps-splitk.json" \
+    >> "$OUT/log.txt" 2>&1
+  echo "stamps splitk rc=$?"
+  timeout 80 python3 benchmarks/decode_floor.py --out "$OUT/floor.json" >> "$OUT/log.txt" 2>&1
+  echo "floor rc=$?"
+  timeout 80 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json" >> "$OUT/log.txt" 2>&1
+  echo "skinny rc=$?"; grep '^{"shape' "$OUT/log.txt" | cut -c1-300
   exit 0
 fi
 if [ "${STEP:-1}" = combo ]; then  # one call of ~9 minutes: every touched GPU test, both tables by default configs
