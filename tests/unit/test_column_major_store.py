@@ -23,7 +23,7 @@ def _compile(c_dtype: str):
     return records.compiled("tessera.kernels.gemm:gemm", specs, meta, arch="sm_90a", shape=cfg.shape), cfg
 
 
-@pytest.mark.parametrize("c_dtype, np_c", [("f16", np.float16), ("f32", np.float32)])
+@pytest.mark.parametrize("c_dtype, np_c", [("f16", np.float16), ("f32", np.float32), ("i32", np.int32)])
 @pytest.mark.parametrize("M, N, ld", [(136, 40, 136), (128, 48, 130), (128, 48, 129)],
                          ids=["ragged", "padded-column-stride", "odd-column-stride"])
 def test_a_column_major_c_is_written_whole_and_right(tmp_path, monkeypatch, c_dtype, np_c, M, N, ld):
@@ -31,7 +31,8 @@ def test_a_column_major_c_is_written_whole_and_right(tmp_path, monkeypatch, c_dt
     rng = np.random.default_rng(M + N + ld)
     a = (rng.standard_normal((M, 96)) / np.sqrt(96)).astype(np.float16)
     w = rng.standard_normal((N, 96)).astype(np.float16)
-    store = np.full((N, ld), np.nan, np_c)  # C[m, n] at store[n, m]: a column-major M x N view, column stride ld
+    fill = np.iinfo(np_c).min if c_dtype == "i32" else np.nan  # never a result
+    store = np.full((N, ld), fill, np_c)  # C[m, n] at store[n, m]: a column-major M x N view, column stride ld
     with testing.emulate_on_host("sm_90"):
         ck, cfg = _compile(c_dtype)
         assert "(odd_ ? " in ck.source  # the column-major pair exchange
@@ -39,10 +40,31 @@ def test_a_column_major_c_is_written_whole_and_right(tmp_path, monkeypatch, c_dt
         # arrays only)
         ck.launch_values(G.grid(M, N, BM=cfg.BM, BN=cfg.BN),
                          [a, M, 96, 96, 1, w, N, 96, 96, 1, store, M, N, 1, ld, 1.0])
+    unwritten = (lambda x: x == fill) if c_dtype == "i32" else np.isnan
     got = store[:, :M].T.astype(np.float64)
-    assert not np.isnan(got).any()
-    assert np.isnan(store[:, M:]).all()  # the padding between columns is not written
-    assert rel_error(got, a.astype(np.float64) @ w.astype(np.float64).T) <= error_bound("f16")
+    assert not unwritten(store[:, :M]).any()
+    assert unwritten(store[:, M:]).all()  # the padding between columns is not written
+    want = a.astype(np.float64) @ w.astype(np.float64).T
+    if c_dtype == "i32":  # the f32 sum converted toward zero: exact but for sums that sit within rounding of an int
+        assert (np.abs(got - np.trunc(want)) <= 1).all() and (got == np.trunc(want)).mean() > 0.99
+    else:
+        assert rel_error(got, want) <= error_bound("f16")
+
+
+@pytest.mark.parametrize("M, N", [(128, 64), (136, 40)], ids=["interior", "ragged"])
+def test_an_i32_c_keeps_its_values_on_the_row_major_paths(tmp_path, monkeypatch, M, N):
+    """Before: the interior pair store of a 4-byte element was make_float2(lo, hi), which converted an i32's value
+    to float and wrote the float's bits (19 came out as 1100480512): now 4-byte pairs move by their bits."""
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(M + N)
+    a = (rng.standard_normal((M, 96)) * 4).astype(np.float16)
+    w = (rng.standard_normal((N, 96)) * 4).astype(np.float16)
+    c = np.full((M, N), -7, np.int32)
+    with testing.emulate_on_host("sm_90"):
+        ck, cfg = _compile("i32")
+        ck.launch(G.grid(M, N, BM=cfg.BM, BN=cfg.BN), [a, w, c, 1.0])
+    want = np.trunc(a.astype(np.float64) @ w.astype(np.float64).T)
+    assert (np.abs(c - want) <= 1).all() and (c == want).mean() > 0.99
 
 
 def test_the_column_path_is_the_interior_one_only():

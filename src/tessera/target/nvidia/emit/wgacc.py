@@ -7,7 +7,8 @@ epilogue's one loop over slots, so one slot is live at a time):
 
 * `nv.wgacc_load` / `nv.wgacc_store` with bounds checks per element, and an
   unchecked twin for interior tiles (`interior_condition`): per-thread base
-  pointers plus constant offsets, one 4- or 8-byte access per column pair;
+  pointers plus constant offsets, one 4- or 8-byte access per column pair (a
+  store into a column-major view: per row pair, after one xor shuffle);
 * `nv.wgacc_store_tma`: the run's slot loop is cut into one loop per 128-byte
   box; each box is staged in swizzled shared memory between a warpgroup
   barrier and a proxy fence, and one thread stores it with TMA (`box_begin`,
@@ -153,6 +154,20 @@ def _fast_at(e, op, i: str) -> str:
     return f"({base} + ((({i}) >> 1 & 1) ? {step} : 0) + 8 * (({i}) >> 2))"
 
 
+def _bits32(elem, x: str) -> str:
+    """The 32 bits of a 4-byte element (f32 or i32) as a tsr_u32."""
+    return f"__float_as_uint({x})" if C.name_of(elem) == "f32" else f"(tsr_u32)({x})"
+
+
+def _pair_store(elem, at: str, lo: str, hi: str) -> str:
+    """One 8-byte store of two 4-byte elements at `at`: f32 as a float2; others by their bits (make_float2 would
+    convert an i32's value to float, and the store would write a float's bits into an int)."""
+    if C.name_of(elem) == "f32":
+        return f"*reinterpret_cast<float2*>({at}) = make_float2({lo}, {hi});"
+    return (f"*reinterpret_cast<unsigned long long*>({at}) = (unsigned long long){_bits32(elem, lo)} | "
+            f"((unsigned long long){_bits32(elem, hi)} << 32);")
+
+
 def slot_wgacc_load(e, op: H.WgaccLoadOp) -> None:
     """Slot i_ of a 64 x n window (fused with the epilogue's other slot-wise ops: one slot live at a time)."""
     elem = op.result.type.element_type
@@ -186,7 +201,7 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
         if op.mask is not None:  # the pair when both are kept, else each kept element alone
             m = e[op.mask]
             pair = (f"*reinterpret_cast<tsr_u32*>({at}) = {v}[i_ >> 1];" if C.is_half(elem)
-                    else f"*reinterpret_cast<float2*>({at}) = make_float2({lo}, {hi});")
+                    else _pair_store(elem, at, lo, hi))
             e.line(f"if (i_ & 1) {{ if ({m}[i_ - 1] && {m}[i_]) {pair} else {{ if ({m}[i_ - 1]) ({at})[0] = "
                    f"({mem}){lo}; if ({m}[i_]) ({at})[1] = ({mem}){hi}; }} }}")
         elif wide is not None:
@@ -195,7 +210,7 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
         elif C.is_half(elem):
             e.line(f"if (i_ & 1) *reinterpret_cast<tsr_u32*>({at}) = {v}[i_ >> 1];")
         else:
-            e.line(f"if (i_ & 1) *reinterpret_cast<float2*>({at}) = make_float2({lo}, {hi});")
+            e.line(f"if (i_ & 1) {_pair_store(elem, at, lo, hi)}")
         return
     mr = _window_memref(e, op)
     row, col = _acc_coords(e, op, "i_ - 1")
@@ -210,7 +225,7 @@ def slot_wgacc_store(e, op: H.WgaccStoreOp) -> None:
         if C.is_half(elem):
             e.line(f"  if ({pair}) *reinterpret_cast<tsr_u32*>(&{at}) = {v}[i_ >> 1];")
         elif elem_bytes(elem) == 4:
-            e.line(f"  if ({pair}) *reinterpret_cast<float2*>(&{at}) = make_float2({lo}, {hi});")
+            e.line(f"  if ({pair}) {_pair_store(elem, f'&{at}', lo, hi)}")
         else:
             e.line("  if (false) {}")
         e.line(f"  else {{ if ({keep0} && gc_ < {mr.sizes[1]}) {at} = ({mem}){lo}; "
@@ -234,10 +249,12 @@ def _column_pair_store(e, op, cm) -> None:
                 e.line("const tsr_u32 got_ = tsr_shfl_xor_u32(odd_ ? (mine_ & 0xffffu) : (mine_ >> 16), 4);")
                 e.line(f"*reinterpret_cast<tsr_u32*>({at}) = odd_ ? (got_ | (mine_ & 0xffff0000u)) : "
                        "((mine_ & 0xffffu) | (got_ << 16));")
-            else:
-                lo, hi = C.read_bits(elem, v, "i_ - 1"), C.read_bits(elem, v, "i_")
-                e.line(f"const float got_ = tsr_shfl_xor(odd_ ? {lo} : {hi}, 4);")
-                e.line(f"*reinterpret_cast<float2*>({at}) = odd_ ? make_float2(got_, {hi}) : make_float2({lo}, got_);")
+            else:  # by bits: an i32 moves unchanged
+                lo, hi = (_bits32(elem, C.read_bits(elem, v, i)) for i in ("i_ - 1", "i_"))
+                e.line(f"const tsr_u32 lo_ = {lo}, hi_ = {hi};")
+                e.line("const tsr_u32 got_ = tsr_shfl_xor_u32(odd_ ? lo_ : hi_, 4);")
+                e.line(f"*reinterpret_cast<unsigned long long*>({at}) = odd_ ? ((unsigned long long)got_ | "
+                       "((unsigned long long)hi_ << 32)) : ((unsigned long long)lo_ | ((unsigned long long)got_ << 32));")
 
 
 def slot_wgacc_atomic_add(e, op: H.WgaccAtomicAddOp) -> None:
