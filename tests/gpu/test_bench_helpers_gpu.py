@@ -1,4 +1,5 @@
-"""tessera.testing.do_bench on a GPU: CUDA-event times match a copy's bandwidth, the L2 flush shows."""
+"""tessera.testing.do_bench on a GPU: CUDA-event times match a copy's bandwidth, the L2 flush shows (the default
+read eviction and Triton's write alike)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ def test_a_device_copy_times_at_hbm_bandwidth():
     assert 0.5 < tbs < 6.0, tbs  # H200: ~4.2 TB/s for a copy; anything outside this is a broken timer
 
 
-def test_the_l2_flush_makes_a_small_copy_read_hbm():
+@pytest.mark.parametrize("flush", [True, "write"], ids=["read-eviction", "triton-write"])
+def test_the_l2_flush_makes_a_small_copy_read_hbm(flush):
     x = torch.empty(16 << 20, dtype=torch.uint8, device="cuda")  # 16 MB: fits the 50 MB L2
     y = torch.empty_like(x)
-    cold = TT.do_bench(lambda: y.copy_(x), rep=50, flush_l2=True)
+    cold = TT.do_bench(lambda: y.copy_(x), rep=50, flush_l2=flush)
     hot = TT.do_bench(lambda: y.copy_(x), rep=50, flush_l2=False)
     assert cold >= hot * 0.95, (cold, hot)
     lo, mid, hi = TT.do_bench(lambda: y.copy_(x), rep=20, quantiles=(0.2, 0.5, 0.8))
