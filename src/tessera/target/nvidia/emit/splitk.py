@@ -51,6 +51,14 @@ def _sum_registers(e, op, out: str, v: str, regs: int) -> None:
             e.line(f"{out}[i_] = {v}[i_];")
 
 
+def _add_quad(e, out: str, load: str) -> None:
+    """In an unrolled j_ loop: `load` (a call that fills q_) brings another piece's float4 j_, added to `out`'s."""
+    e.line("float q_[4];")
+    e.line(f"{load};")
+    e.line(f"{out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
+           f"{out}[4 * j_ + 3] += q_[3];")
+
+
 def emit_splitk_fixup(e, op: H.SplitkFixupOp, total=None) -> None:
     """The fixup of one block; `total` writes the last split's sum (default `sum_unrolled`; benchmarks A/B others
     with the same arguments)."""
@@ -133,10 +141,7 @@ def emit_streamk_fixup(e, op: H.StreamkFixupOp) -> None:
                 e.line(f"const float* const pp_ = reinterpret_cast<const float*>(tsr_scratch + "
                        f"(unsigned long long)({first} + {stride}u * p_) * {slot}ull + {at});")
                 with e.unrolled("j_", quads):
-                    e.line("float q_[4];")
-                    e.line("tsr_ld_cg_f32x4(pp_ + 512u * j_, q_);")
-                    e.line(f"{out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
-                           f"{out}[4 * j_ + 3] += q_[3];")
+                    _add_quad(e, out, "tsr_ld_cg_f32x4(pp_ + 512u * j_, q_)")
 
 
 def emit_cluster_splitk_fixup(e, op: H.ClusterSplitkFixupOp) -> None:
@@ -165,10 +170,7 @@ def emit_cluster_splitk_fixup(e, op: H.ClusterSplitkFixupOp) -> None:
             e.line(f"if ((tid & 127) == 0) tsr_mbar_expect_tx(full_, {nbytes}u);")
             e.line("tsr_mbar_wait_cluster(full_, par_);")
             with e.unrolled("j_", quads):
-                e.line("float q_[4];")
-                e.line("tsr_ld_shared_f32x4(buf_ + 2048u * j_, q_);")
-                e.line(f"{out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
-                       f"{out}[4 * j_ + 3] += q_[3];")
+                _add_quad(e, out, "tsr_ld_shared_f32x4(buf_ + 2048u * j_, q_)")
             e.line(f"tsr_named_bar(1u + (unsigned){c}, 128u);  // the whole warpgroup has read the slot")
             e.line("if ((tid & 127) == 0) tsr_mbar_arrive_remote(empty_, 1u);")
 

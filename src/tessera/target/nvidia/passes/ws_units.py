@@ -48,6 +48,12 @@ FIRST_SLOT = object()  # ... scratch slot of piece 0's CTA; piece p's is FIRST_S
 HEAD = object()  # ... 1 when piece 0 is the second piece its CTA hands over (its range began in an earlier tile)
 
 
+def _int_ops(ops: list):
+    """(add, sub, mul, div, rem) of index values, each a two-operand function appending its op to `ops`."""
+    return tuple(lambda a, b, cls=cls: binop(ops, cls, a, b)
+                 for cls in (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivSIOp, arith.RemSIOp))
+
+
 @dataclass
 class Units:
     """The raster of units for one kernel; `count` first (it fixes the raster), then `setup` per unit."""
@@ -85,8 +91,7 @@ class Units:
 
     def plan_stream(self, ops: list, tiles: SSAValue, c: SSAValue, p: SSAValue) -> None:
         """Stream-K: which whole tiles and which K-step range CTA `c` of `p` takes, as values in `ops`."""
-        add, sub, mul, div, rem = (lambda a, b, cls=cls: binop(ops, cls, a, b) for cls in
-                                   (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivSIOp, arith.RemSIOp))
+        add, sub, mul, div, rem = _int_ops(ops)
         kt = self.trip(ops, self.clone_prologue(ops, [index_const(ops, 0)] * len(self.sizes)))
         zero = index_const(ops, 0)
         partial = rem(tiles, p)  # tiles of the last, partial wave
@@ -116,8 +121,7 @@ class Units:
         in the even split (few tiles) piece c % S of tile c / S, c' = min(c, S tiles): (c' / S) kt + (c' % S) kt / S
         (the idle CTAs' ranges are empty, at the end)."""
         sk = self.sk
-        add, mul, div, rem = (lambda a, b, cls=cls: binop(ops, cls, a, b) for cls in
-                              (arith.AddiOp, arith.MuliOp, arith.DivSIOp, arith.RemSIOp))
+        add, sub, mul, div, rem = _int_ops(ops)
         spread = add(mul(c, sk["q"]), binop(ops, arith.MinSIOp, c, sk["r"]))
         ce = binop(ops, arith.MinSIOp, c, sk["pe"])
         even = add(mul(div(ce, sk["per"]), sk["kt"]), div(mul(rem(ce, sk["per"]), sk["kt"]), sk["per"]))
@@ -127,8 +131,7 @@ class Units:
         """Stream-K: the CTA whose range holds streamed step i (the first r ranges are q + 1 long, the rest q; in
         the even split, step w of tile t is in piece ((w + 1) S - 1) / kt of CTAs t S ..)."""
         sk = self.sk
-        add, sub, mul, div = (lambda a, b, cls=cls: binop(ops, cls, a, b) for cls in
-                              (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivSIOp))
+        add, sub, mul, div, rem = _int_ops(ops)
         late = add(sk["r"], div(sub(i, sk["big"]), sk["qd"]))
         early = div(i, sk["q1"])
         spread = select(ops, cmpi(ops, i, sk["big"], "slt"), early, late)
@@ -178,8 +181,7 @@ class Units:
         """Stream-K unit u of this CTA: (raster index of its tile, what `stream_range` needs). Units below
         `dp` are whole tiles c + u p; the rest are the pieces of the streamed tiles the CTA's range crosses."""
         sk = self.sk
-        add, sub, mul = (lambda a, b, cls=cls: binop(ops, cls, a, b) for cls in
-                         (arith.AddiOp, arith.SubiOp, arith.MuliOp))
+        add, sub, mul, div, rem = _int_ops(ops)
         whole = cmpi(ops, u, sk["dp"], "slt")
         streamed = add(sk["first"], sub(u, sk["dp"]))  # the tile among the streamed ones
         tile = select(ops, whole, add(sk["c"], mul(u, sk["p"])), add(sk["whole"], streamed))
@@ -189,8 +191,7 @@ class Units:
         """Stream-K: the K range of this unit's piece, the tile's piece count and this piece's index, and the
         scratch slots the fixup addresses, into `mapping`."""
         sk, whole = self.sk, piece["whole"]
-        add, sub, mul = (lambda a, b, cls=cls: binop(ops, cls, a, b) for cls in
-                         (arith.AddiOp, arith.SubiOp, arith.MuliOp))
+        add, sub, mul, div, rem = _int_ops(ops)
         kt, zero = sk["kt"], index_const(ops, 0)
         t0 = mul(piece["streamed"], kt)  # the tile's first step among the streamed steps
         lo = select(ops, whole, zero, sub(binop(ops, arith.MaxSIOp, sk["b0"], t0), t0))
