@@ -5,12 +5,12 @@
 Issue 16's decode rows at N = 4096 took ~18.4 us for every config (1.8 TB/s of a 4.2 TB/s copy). If the time
 is a fixed cost (launch, prologue, tensor-map fetch, first TMA round trip, split-K fixup), a K sweep shows it
 as the intercept of time against K; the slope is the streaming rate. cuBLAS on the same tensors beside it.
-Per point: median of 30 CUDA-event timings after an L2 eviction (a 256 MB read: bench_gemm_layouts.Bench). JSON to --out (default $OUT/decode_floor.json), with
-a least-squares line (intercept in us, slope as TB/s) per kernel over K >= 1024; the swapped kernels as ops runs
-decode (2026-12-07), the default one and K split in 2 (what the split-K fixup adds to the intercept), and K split
-in a 2-CTA cluster (multicast=k: the halves meet in distributed shared memory); and, as a source edit compiled
-into a cache of its own, the swapped default with its tensor maps prefetched by an idle producer warp after the
-barriers are set up (`prefetch_after_init`: the 2026-12-07 prefetch from thread 0 before them was no faster).
+Per point: median of 30 CUDA-event timings after an L2 eviction (a 256 MB read: bench_gemm_layouts.Bench). JSON
+to --out (default $OUT/decode_floor.json), with a least-squares line (intercept in us, slope as TB/s) per kernel
+over K >= 1024; the swapped kernels as ops runs decode (2026-12-07), the default one and K split in 2 (what the
+split-K fixup adds to the intercept), and K split in a 2-CTA cluster (multicast=k: the halves meet in
+distributed shared memory); and, as a source edit compiled into a cache of its own, the swapped default with its
+tensor maps prefetched by an idle producer warp after the barriers are set up (`prefetch_after_init`: the 2026-12-07 prefetch from thread 0 before them was no faster).
 The kernels of one K are timed interleaved, round-robin (bench_gemm_layouts.Bench), so a drift of the clocks
 lands on all of them alike.
 """

@@ -98,8 +98,8 @@ def main(argv=None) -> int:
     import torch
 
     from bench_gemm_layouts import Bench, make_call, make_swap_call
-    from tessera.compiler import driver, testing
-    from tessera.runtime import cache as C
+    from decode_floor import use_cache
+    from tessera.compiler import testing
     from tessera.runtime.cache import CompileCache
 
     stamp = cupy.RawKernel(STAMP_KERNEL, "stamp")
@@ -133,8 +133,7 @@ def main(argv=None) -> int:
         out = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
         ctas = -(-N // 64) if config is None else 132 * 8  # every slot a persistent grid may use
         stamps = torch.zeros(ctas * SLOTS + SLOTS, dtype=torch.int64, device="cuda")
-        C._default = CompileCache(tempfile.mkdtemp(prefix="stamps-"))  # this shape's address is in the source
-        driver.clear_memo()
+        use_cache(CompileCache(tempfile.mkdtemp(prefix="stamps-")))  # this shape's address is in the source
         try:
             with testing.inject_faults(source=lambda s: add_stamps(s, stamps.data_ptr())):
                 fn = (make_swap_call(torch, M, N, a, b, out, False, False, None) if config is None

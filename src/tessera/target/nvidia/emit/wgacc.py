@@ -164,8 +164,13 @@ def _pair_store(elem, at: str, lo: str, hi: str) -> str:
     convert an i32's value to float, and the store would write a float's bits into an int)."""
     if C.name_of(elem) == "f32":
         return f"*reinterpret_cast<float2*>({at}) = make_float2({lo}, {hi});"
-    return (f"*reinterpret_cast<unsigned long long*>({at}) = (unsigned long long){_bits32(elem, lo)} | "
-            f"((unsigned long long){_bits32(elem, hi)} << 32);")
+    return _word_pair(at, _bits32(elem, lo), _bits32(elem, hi))
+
+
+def _word_pair(at: str, lo: str, hi: str) -> str:
+    """One 8-byte store of two 32-bit words (`lo` at `at`, `hi` after it)."""
+    return (f"*reinterpret_cast<unsigned long long*>({at}) = "
+            f"(unsigned long long)({lo}) | ((unsigned long long)({hi}) << 32);")
 
 
 def slot_wgacc_load(e, op: H.WgaccLoadOp) -> None:
@@ -253,8 +258,8 @@ def _column_pair_store(e, op, cm) -> None:
                 lo, hi = (_bits32(elem, C.read_bits(elem, v, i)) for i in ("i_ - 1", "i_"))
                 e.line(f"const tsr_u32 lo_ = {lo}, hi_ = {hi};")
                 e.line("const tsr_u32 got_ = tsr_shfl_xor_u32(odd_ ? lo_ : hi_, 4);")
-                e.line(f"*reinterpret_cast<unsigned long long*>({at}) = odd_ ? ((unsigned long long)got_ | "
-                       "((unsigned long long)hi_ << 32)) : ((unsigned long long)lo_ | ((unsigned long long)got_ << 32));")
+                e.line(f"if (odd_) {_word_pair(at, 'got_', 'hi_')}")
+                e.line(f"else {_word_pair(at, 'lo_', 'got_')}")
 
 
 def slot_wgacc_atomic_add(e, op: H.WgaccAtomicAddOp) -> None:
