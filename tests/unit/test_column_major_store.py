@@ -28,18 +28,23 @@ def _compile(c_dtype: str):
                          ids=["ragged", "padded-column-stride", "odd-column-stride"])
 def test_a_column_major_c_is_written_whole_and_right(tmp_path, monkeypatch, c_dtype, np_c, M, N, ld):
     monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    with testing.emulate_on_host("sm_90"):
+        check_column_major_c(c_dtype, np_c, M, N, ld)
+
+
+def check_column_major_c(c_dtype, np_c, M, N, ld):
+    """On the host emulator or (tests/gpu) an sm_90 device: the swapped kernel's C^T written column-major."""
     rng = np.random.default_rng(M + N + ld)
     a = (rng.standard_normal((M, 96)) / np.sqrt(96)).astype(np.float16)
     w = rng.standard_normal((N, 96)).astype(np.float16)
     fill = np.iinfo(np_c).min if c_dtype == "i32" else np.nan  # never a result
     store = np.full((N, ld), fill, np_c)  # C[m, n] at store[n, m]: a column-major M x N view, column stride ld
-    with testing.emulate_on_host("sm_90"):
-        ck, cfg = _compile(c_dtype)
-        assert "(odd_ ? " in ck.source  # the column-major pair exchange
-        # as ops passes a swapped call's C^T: pointer, sizes, strides in elements (the binder takes contiguous
-        # arrays only)
-        ck.launch_values(G.grid(M, N, BM=cfg.BM, BN=cfg.BN),
-                         [a, M, 96, 96, 1, w, N, 96, 96, 1, store, M, N, 1, ld, 1.0])
+    ck, cfg = _compile(c_dtype)
+    assert "(odd_ ? " in ck.source  # the column-major pair exchange
+    # as ops passes a swapped call's C^T: pointer, sizes, strides in elements (the binder takes contiguous
+    # arrays only)
+    ck.launch_values(G.grid(M, N, BM=cfg.BM, BN=cfg.BN), [a, M, 96, 96, 1, w, N, 96, 96, 1, store, M, N, 1, ld, 1.0],
+                     sync=True)
     unwritten = (lambda x: x == fill) if c_dtype == "i32" else np.isnan
     got = store[:, :M].T.astype(np.float64)
     assert not unwritten(store[:, :M]).any()
@@ -56,13 +61,17 @@ def test_an_i32_c_keeps_its_values_on_the_row_major_paths(tmp_path, monkeypatch,
     """Before: the interior pair store of a 4-byte element was make_float2(lo, hi), which converted an i32's value
     to float and wrote the float's bits (19 came out as 1100480512): now 4-byte pairs move by their bits."""
     monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    with testing.emulate_on_host("sm_90"):
+        check_i32_row_major_c(M, N)
+
+
+def check_i32_row_major_c(M, N):
     rng = np.random.default_rng(M + N)
     a = (rng.standard_normal((M, 96)) * 4).astype(np.float16)
     w = (rng.standard_normal((N, 96)) * 4).astype(np.float16)
     c = np.full((M, N), -7, np.int32)
-    with testing.emulate_on_host("sm_90"):
-        ck, cfg = _compile("i32")
-        ck.launch(G.grid(M, N, BM=cfg.BM, BN=cfg.BN), [a, w, c, 1.0])
+    ck, cfg = _compile("i32")
+    ck.launch(G.grid(M, N, BM=cfg.BM, BN=cfg.BN), [a, w, c, 1.0], sync=True)
     want = np.trunc(a.astype(np.float64) @ w.astype(np.float64).T)
     assert (np.abs(c - want) <= 1).all() and (c == want).mean() > 0.99
 
