@@ -1,6 +1,6 @@
 """Decode GEMM configs side by side (issue 16, item 2): which tile, split and fixup fill the H200's bandwidth.
 
-    python benchmarks/decode_config_probe.py [--set v1|v2|skinny|rotate|kpair] [--runs 25] [--out FILE]
+    python benchmarks/decode_config_probe.py [--set v1|v2|skinny|rotate|kpair|m64] [--runs 25] [--out FILE]
 
 For each decode shape (M = 1, 16, 64 with N = 4096 and 14336, K = 4096; NT and NN) every config in CONFIGS is
 launched as ops.gemm would launch it (swapped ones through C's transposed view: bench_gemm_layouts.make_swap_call),
@@ -9,7 +9,8 @@ default, each call after a 256 MB L2 eviction (a read: bench_gemm_layouts.Bench:
 twice: with the shipped split-K fixup ("unrolled" sum) and with the rolled sum of benchmarks/ab_splitk_fixup.py,
 whose registers are reported beside. Other sets (see each CONFIGS_* below): v2 (256-deep K steps), skinny
 (1024 x 1024 x 16384 instead of the decode shapes), rotate (each config also with `k_rotate`'s source edit),
-kpair (K split in a 2-CTA cluster, multicast=k; the decode shapes and the skinny one).
+kpair (K split in a 2-CTA cluster, multicast=k; the decode shapes and the skinny one), m64 (M = 64 unswapped in
+64 x 64 tiles).
 Output: one JSON line per shape and $OUT/decode-config-probe.json (--out).
 """
 
@@ -33,8 +34,8 @@ def swapped(bm, bn, stages, splitk=1, streamk=False, bk=128):
     return {**d, "streamk": True} if streamk else d
 
 
-def plain(bm, bn, stages, splitk=1):
-    return {"BM": bm, "BN": bn, "BK": 64, "stages": stages, "schedule": "cooperative", "cluster": 1, "splitk": splitk,
+def plain(bm, bn, stages, splitk=1, bk=64):
+    return {"BM": bm, "BN": bn, "BK": bk, "stages": stages, "schedule": "cooperative", "cluster": 1, "splitk": splitk,
             "multicast": "b"}
 
 
@@ -119,6 +120,17 @@ CONFIGS_KPAIR = [
     ("128x128 s4 k2", plain(128, 128, 4, 2), ALL),
 ]
 
+# --set m64 (eleventh session): M = 64 unswapped in 64 x 64 tiles, as many CTAs as the swapped 64 x 64 default (64
+# at N = 4096) but C stored row-major through TMA: the swapped tile's C^T epilogue (2014 cycles on the H100, ~1 us
+# of a 17 us kernel) is what the M = 64 rows lose to cuBLAS by
+CONFIGS_M64 = [
+    ("swap64x64 s6", swapped(64, 64, 6), (64,)),
+    ("64x64 s8", plain(64, 64, 8), (64,)),
+    ("64x64 s12", plain(64, 64, 12), (64,)),
+    ("64x64 bk128 s6", plain(64, 64, 6, bk=128), (64,)),
+    ("64x64 bk128 s6 k2", plain(64, 64, 6, 2, bk=128), (64,)),
+]
+
 
 def k_rotate(src: str) -> str:
     """The producer's K loop with each tile starting at K step (weight row / 64) mod steps, wrapping around."""
@@ -155,19 +167,19 @@ def main() -> int:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=25)
-    p.add_argument("--set", choices=("v1", "v2", "skinny", "rotate", "kpair"), default="v1")
+    p.add_argument("--set", choices=("v1", "v2", "skinny", "rotate", "kpair", "m64"), default="v1")
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "decode-config-probe.json"))
     args = p.parse_args()
     bench = BG.Bench(torch)
     configs = {"v1": CONFIGS, "v2": CONFIGS_V2, "skinny": CONFIGS_SKINNY, "rotate": CONFIGS_ROTATE,
-               "kpair": CONFIGS_KPAIR}[args.set]
-    shapes = {"skinny": SKINNY, "kpair": SHAPES + SKINNY}.get(args.set, SHAPES)
+               "kpair": CONFIGS_KPAIR, "m64": CONFIGS_M64}[args.set]
+    shapes = {"skinny": SKINNY, "kpair": SHAPES + SKINNY, "m64": [s for s in SHAPES if s[0] == 64]}.get(args.set, SHAPES)
     report = {"command": f"python benchmarks/decode_config_probe.py --set {args.set}", "device": torch.cuda.get_device_name(),
               "copy_tbs": bench.copy_tbs(), "runs": args.runs, "rows": [], "registers": {}}
     fixups = (("unrolled", SK.emit_splitk_fixup), ("rolled", AB.variant_rolled))
     if args.set == "rotate":
         fixups = (("", SK.emit_splitk_fixup), ("rot", SK.emit_splitk_fixup))
-    elif args.set == "kpair":  # the shipped fixup only
+    elif args.set in ("kpair", "m64"):  # the shipped fixup only
         fixups = (("", SK.emit_splitk_fixup),)
     for layout in LAYOUTS:
         for M, N, K in shapes:

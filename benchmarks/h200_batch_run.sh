@@ -21,6 +21,7 @@ set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
 if [ "${STEP:-1}" = decode ]; then
   # at most 8 files come back: gpu_tests.txt, log.txt (every script's output), env.txt and five JSON files
+  # (gemm table, m64, stamps, floor, stamps-splitk)
   # stream-K's tests first (its even split first ran on a GPU in the tenth session)
   # (eleventh session) then the column-major and i32 stores, the swapped decode products, do_bench's read eviction
   timeout "${TESTS_TIMEOUT_S:-100}" python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 60 \
@@ -33,18 +34,19 @@ if [ "${STEP:-1}" = decode ]; then
   timeout "${GEMM_TIMEOUT_S:-280}" python3 benchmarks/bench_gemm_layouts.py --budget-s "${GEMM_BUDGET_S:-250}" \
     --out "$OUT/hopper-gemm-layouts.json" > "$OUT/log.txt" 2>&1
   echo "gemm rc=$?"; tail -3 "$OUT/log.txt" | cut -c1-400
-  # where the time goes (tenth session): the decode kernel's phases, and the skinny default's split-K fixup
-  timeout 45 python3 benchmarks/decode_stamps.py --out "$OUT/stamps.json" >> "$OUT/log.txt" 2>&1
-  echo "stamps rc=$?"
-  timeout 30 python3 benchmarks/decode_stamps.py --shape 1024x1024x16384 --config '{"BM": 128, "BN": 256, "BK": 64,
-"stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 4, "multicast": "b"}' --out "$OUT/stamps-splitk.json" \
-    >> "$OUT/log.txt" 2>&1
-  echo "stamps splitk rc=$?"
-  timeout 60 python3 benchmarks/decode_floor.py --out "$OUT/floor.json" >> "$OUT/log.txt" 2>&1
-  echo "floor rc=$?"
-  left=$((570 - SECONDS)); [ "$left" -lt 30 ] && exit 0  # the skinny probe only in the time left
-  timeout "$left" python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json" >> "$OUT/log.txt" 2>&1
-  echo "skinny rc=$?"; grep '^{"shape' "$OUT/log.txt" | cut -c1-300
+  # (eleventh session) M = 64 unswapped in 64 x 64 tiles beside the swapped default; then, as time allows, where
+  # the time goes (tenth session): the decode kernel's phases, the K sweep, the skinny default's split-K fixup
+  probe() {  # name timeout command...: run it if the call's ~570 s leave time for it
+    local name=$1 want=$2; shift 2
+    local left=$((570 - SECONDS)); [ "$left" -lt 25 ] && { echo "$name skipped"; return; }
+    timeout $((want < left ? want : left)) "$@" >> "$OUT/log.txt" 2>&1; echo "$name rc=$?"
+  }
+  probe m64 60 python3 benchmarks/decode_config_probe.py --set m64 --out "$OUT/m64.json"
+  grep '^{"shape' "$OUT/log.txt" | cut -c1-300
+  probe stamps 45 python3 benchmarks/decode_stamps.py --out "$OUT/stamps.json"
+  probe floor 60 python3 benchmarks/decode_floor.py --out "$OUT/floor.json"
+  probe stamps-splitk 30 python3 benchmarks/decode_stamps.py --shape 1024x1024x16384 --config '{"BM": 128, "BN": 256,
+"BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 4, "multicast": "b"}' --out "$OUT/stamps-splitk.json"
   exit 0
 fi
 if [ "${STEP:-1}" = combo ]; then  # one call of ~9 minutes: every touched GPU test, both tables by default configs
