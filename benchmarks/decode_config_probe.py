@@ -84,6 +84,10 @@ CONFIGS_SKINNY = [
     ("128x256 s4 streamk", {**plain(128, 256, 4), "streamk": True}, ALL),
     ("128x128 pp s6 streamk", {**plain(128, 128, 6), "schedule": "pingpong", "streamk": True}, ALL),
     ("128x128 s5 streamk", {**plain(128, 128, 5), "streamk": True}, ALL),
+    # (eleventh session) fixup=scatter: each split sums and stores its own columns once all four have arrived
+    ("128x256 s4 k4 scatter", {**plain(128, 256, 4, 4), "fixup": "scatter"}, ALL),
+    ("128x256 s4 k2 scatter", {**plain(128, 256, 4, 2), "fixup": "scatter"}, ALL),
+    ("128x128 s5 k2 scatter", {**plain(128, 128, 5, 2), "fixup": "scatter"}, ALL),
 ]
 
 # --set rotate: each tile starts its K loop at its own K step (tile index mod the steps, wrapping), so the CTAs
@@ -207,7 +211,7 @@ def main() -> int:
                 AB.use(emitter)
                 for name, cfg, ms in configs:
                     split = cfg["splitk"] > 1 or cfg.get("streamk")
-                    if M not in ms or (fix == "rolled" and not split):
+                    if M not in ms or (fix == "rolled" and (not split or cfg.get("fixup") == "scatter")):
                         continue
                     label = f"{name} {fix}" if split or fix == "rot" else name
                     try:

@@ -21,11 +21,11 @@ set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
 if [ "${STEP:-1}" = decode ]; then
   # at most 8 files come back: gpu_tests.txt, log.txt (every script's output), env.txt and five JSON files
-  # (gemm table, m64, stamps, floor, stamps-splitk)
+  # (gemm table, m64, skinny, stamps, floor; stamps-splitk's summary in log.txt)
   # stream-K's tests first (its even split first ran on a GPU in the tenth session)
   # (eleventh session) then the column-major and i32 stores, the swapped decode products, do_bench's read eviction
   timeout "${TESTS_TIMEOUT_S:-100}" python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 60 \
-    --timeout-method thread -n 4 -k "stream or column or i32 or swapped or decode or flush or copy" \
+    --timeout-method thread -n 4 -k "stream or scatter or column or i32 or swapped or decode or flush or copy" \
     tests/gpu/test_hopper_gemm_gpu.py tests/gpu/test_column_major_store_gpu.py tests/gpu/test_ops_hopper_gpu.py \
     tests/gpu/test_bench_helpers_gpu.py > "$OUT/gpu_tests.txt" 2>&1
   echo "tests rc=$?" >> "$OUT/gpu_tests.txt"
@@ -43,10 +43,12 @@ if [ "${STEP:-1}" = decode ]; then
   }
   probe m64 60 python3 benchmarks/decode_config_probe.py --set m64 --out "$OUT/m64.json"
   grep '^{"shape' "$OUT/log.txt" | cut -c1-300
+  probe skinny 70 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json"
+  grep '^{"shape' "$OUT/log.txt" | tail -2 | cut -c1-600
   probe stamps 45 python3 benchmarks/decode_stamps.py --out "$OUT/stamps.json"
   probe floor 60 python3 benchmarks/decode_floor.py --out "$OUT/floor.json"
   probe stamps-splitk 30 python3 benchmarks/decode_stamps.py --shape 1024x1024x16384 --config '{"BM": 128, "BN": 256,
-"BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 4, "multicast": "b"}' --out "$OUT/stamps-splitk.json"
+"BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 4, "multicast": "b"}' --out /tmp/stamps-splitk.json
   exit 0
 fi
 if [ "${STEP:-1}" = combo ]; then  # one call of ~9 minutes: every touched GPU test, both tables by default configs

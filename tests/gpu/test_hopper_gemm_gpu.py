@@ -60,7 +60,8 @@ def _run(M, N, K, dtype, cfg, epilogue, seed):
     meta = dict(BM=cfg["BM"], BN=cfg["BN"], BK=cfg["BK"], TRANS_B=True, ACTIVATION="gelu" if epilogue else "none")
     pipeline = (f"tessera-lower-to-nv{{arch=sm_90a stages={cfg['stages']} "
                 f"schedule={cfg.get('schedule', 'cooperative')} cluster={cfg.get('cluster', 1)} "
-                f"splitk={cfg.get('splitk', 1)} multicast={cfg.get('multicast', 'b')} streamk={cfg.get('streamk', 0)}}}")
+                f"splitk={cfg.get('splitk', 1)} multicast={cfg.get('multicast', 'b')} streamk={cfg.get('streamk', 0)} "
+                f"fixup={cfg.get('fixup', 'gather')}}}")
     ck = tessera.compile(G.gemm.trace(*specs, **meta), arch="sm_90a", pipeline=pipeline)
     args = [A, W, out] + ([Bias, Res] if epilogue else []) + [alpha]
     rec = ck.launch(G.grid(M, N, **meta), args, sync=True)
@@ -155,3 +156,24 @@ def test_stream_k_repeats_bit_for_bit(shape, cfg):
     ck.launch(G.grid(shape[0], shape[1], BM=cfg["BM"], BN=cfg["BN"]), args, sync=True)
     again = out.float().cpu().numpy().astype(np.float64)
     assert np.array_equal(got, again)
+
+
+SCATTER = [dict(BM=128, BN=256, BK=64, stages=4, splitk=4), dict(BM=128, BN=256, BK=64, stages=4, splitk=2),
+           dict(BM=128, BN=128, BK=64, stages=5, splitk=2), dict(BM=256, BN=128, BK=64, stages=4, splitk=2)]
+
+
+@pytest.mark.parametrize("cfg", SCATTER, ids=["128x256-k4", "128x256-k2", "128x128-k2", "256x128-k2"])
+@pytest.mark.parametrize("shape", [(1024, 1024, 16384), (128, 512, 8192), (300, 520, 1000), (4096, 4096, 1024),
+                                   (256, 512, 128)], ids=lambda s: "x".join(map(str, s)))
+def test_split_k_scatter_fixup_gives_the_gather_bits(shape, cfg):
+    """fixup=scatter (every split sums and stores its own columns once all have arrived; a cooperative launch)
+    against float64, bit for bit the gather fixup's result (both add the splits in order), and again on a second
+    launch (the counters went back to zero): few tiles, many rounds of units per CTA, ragged tiles, splits with
+    no K steps (256 x 512 x 128: 2 steps among 4 splits)."""
+    ck, args, out, got = _run(*shape, "bf16", {**cfg, "fixup": "scatter"}, epilogue=False, seed=11)
+    assert ck.emitted.coresident and ck.loaded(0).cooperative
+    _, _, _, gathered = _run(*shape, "bf16", cfg, epilogue=False, seed=11)
+    assert np.array_equal(got, gathered)
+    out.fill_(float("nan"))
+    ck.launch(G.grid(shape[0], shape[1], BM=cfg["BM"], BN=cfg["BN"]), args, sync=True)
+    assert np.array_equal(got, out.float().cpu().numpy().astype(np.float64))

@@ -146,7 +146,7 @@ class CompiledKernel:
         self._arrays = tuple(isinstance(a, argcheck.ArrayArg) for a in self._decl)  # which arguments are memrefs
         self._at = {(p.arg, p.role, p.dim): i for i, p in enumerate(emitted.params)}  # where each value goes
         self._derived = DerivedParams(emitted.params, self.signature, emitted.persistent, self.name,
-                                      lambda device: _sm_count(device), emitted.cluster, emitted.splitk,
+                                      lambda device: _sm_count(device, emitted), emitted.cluster, emitted.splitk,
                                       emitted.cluster_axis, emitted.streamk)
         self._warm: dict = {}  # argument keys -> (device, per-argument steps); see _warm_values
         self._loaded: dict = {}
@@ -196,7 +196,8 @@ class CompiledKernel:
                 hit = backend.load(self)
             else:
                 from tessera.runtime.launch import load
-                hit = load(self.artifact, self.name, self.signature, device=device)
+                hit = load(self.artifact, self.name, self.signature, device=device,
+                           cooperative=self.emitted.coresident)
             self._loaded[key] = hit
         return hit
 
@@ -398,10 +399,14 @@ class CompiledKernel:
             pass
 
 
-def _sm_count(device: int) -> int:
-    """SMs of `device`: how many CTAs a persistent kernel launches at most (the host emulator's own count)."""
+def _sm_count(device: int, emitted: EmittedKernel | None = None) -> int:
+    """SMs of `device`: how many CTAs a persistent kernel launches at most (the host emulator's own count, and
+    there a co-resident kernel's CTAs: all of them run at once)."""
     host = testing.backend()
     if host is not None:
+        if emitted is not None and emitted.coresident:
+            from tessera.runtime.host_emulator import coresident_ctas
+            return coresident_ctas(emitted)
         return host.sm_count
     from tessera.runtime.device import device_info
     return device_info(device).sm_count

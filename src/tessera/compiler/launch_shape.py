@@ -13,6 +13,9 @@ Knobs (see warp-specialize for what each does on sm_90a; elsewhere only `stages`
     splitk      K splits per tile, 1 to 16
     multicast   with cluster=2, what the CTA pair shares: operand "b" or "a", or "k" (one tile, K split in two)
     streamk     share the partial last wave's K steps among all CTAs (not with splitk > 1)
+    fixup       with splitk > 1, how a tile's splits meet: "gather" (the last to arrive sums them all) or
+                "scatter" (each split sums and stores its own 1/splitk of the tile's columns once all have
+                arrived; cooperative schedule, cluster 1, static tiles, TMA store; launched cooperatively)
     overlap     general wgmma loop bodies: rotate the loop so the next step's wgmmas overlap this step's tail
     store       how a GEMM-shaped kernel's epilogue writes its output: "tma" (boxes staged in shared memory where
                 the output and tile allow, else registers) or "registers" (always: an output TMA cannot describe,
@@ -28,7 +31,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 
 from tessera.ir import diagnostics as D
-from tessera.target.nvidia.knobs import CLUSTERS, MAX_SPLITK, MAX_STAGES, MULTICASTS, SCHEDULES, STORES, TILES
+from tessera.target.nvidia.knobs import CLUSTERS, FIXUPS, MAX_SPLITK, MAX_STAGES, MULTICASTS, SCHEDULES, STORES, TILES
 
 DEFAULT_PIPELINE = "tessera-lower-to-nv{{arch={arch} stages={stages} schedule={schedule}}}"
 
@@ -61,6 +64,7 @@ class LaunchShape:
     warps: tuple[int, int] | None = None
     store: str = "tma"
     tiles: str = "static"
+    fixup: str = "gather"
 
     def __post_init__(self) -> None:
         if self.warps is not None:
@@ -100,6 +104,24 @@ class LaunchShape:
         if self.streamk and self.splitk > 1:
             raise _fail(f"streamk with splitk={self.splitk}: stream-K already shares a tile's K steps among CTAs",
                         hint="use one of streamk=True and splitk > 1")
+        self._check_fixup()
+
+    def _check_fixup(self) -> None:
+        if self.fixup not in FIXUPS:
+            raise _fail(f"fixup={self.fixup!r} is not one of {', '.join(map(repr, FIXUPS))}")
+        if self.fixup == "gather":
+            return
+        clash = ("splitk=1: there are no splits to meet" if self.splitk == 1 else
+                 f"cluster={self.cluster}: the K pair of a cluster has its own fixup" if self.cluster > 1 else
+                 "schedule='pingpong': a consumer would wait for its splits while holding the ring's turn"
+                 if self.schedule == "pingpong" else
+                 "tiles='dynamic': a split may wait only for units that are already running" if self.tiles == "dynamic"
+                 else "store='registers': each split stores its columns through TMA boxes" if self.store != "tma"
+                 else None)
+        if clash:
+            raise _fail(f"fixup='scatter' with {clash}",
+                        hint="fixup='scatter' takes splitk > 1, cluster=1, schedule='cooperative', tiles='static' and "
+                             "store='tma'; or leave fixup at 'gather'")
 
     @classmethod
     def of(cls, knobs: dict) -> "LaunchShape":

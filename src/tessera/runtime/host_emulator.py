@@ -59,7 +59,7 @@ static thread_local tsr_dim3 threadIdx, blockIdx;
 static tsr_dim3 gridDim;
 // One shared block and one set of barriers per CTA of a cluster (the CTAs of a cluster run at once; a thread
 // knows its CTA by tsr_rank). The kernel's own `extern __shared__ ... tsr_smem[]` line is dropped (host_source).
-#define TSR_MAX_CLUSTER 2
+#define TSR_MAX_CLUSTER (GROUP < 2 ? 2 : GROUP)
 alignas(1024) unsigned char tsr_smem_of[TSR_MAX_CLUSTER][232448];
 static thread_local int tsr_rank;
 #define tsr_smem (tsr_smem_of[tsr_rank])
@@ -297,6 +297,15 @@ static inline void tsr_ld_cg_f32x4(const float* p, float* q) { std::memcpy(q, p,
 static inline void tsr_fence_gpu() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 static inline unsigned tsr_atom_add_u32(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 static inline void tsr_st_u32_relaxed(unsigned* p, unsigned v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+// fixup=scatter: a co-resident kernel's CTAs all run at once here, so the count arrives; a wait gives up as a
+// barrier does (tsr_hung)
+static inline void tsr_wait_count_u32(const unsigned* p, unsigned n) {
+  const auto start = std::chrono::steady_clock::now();
+  while (!tsr_hung.load() && __atomic_load_n(p, __ATOMIC_SEQ_CST) < n) {
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(TSR_WAIT_LIMIT_S)) tsr_hung = true;
+    std::this_thread::yield();
+  }
+}
 static inline unsigned tsr_ld_shared_u32(unsigned a) { unsigned v; std::memcpy(&v, tsr_smem + a, 4); return v; }
 // nv.cluster_splitk_fixup: a store into CTA `rank`'s shared memory that completes its bytes on that CTA's barrier.
 static inline void tsr_st_async_f32x4(unsigned a, unsigned bar, unsigned rank, float x, float y, float z, float w) {
@@ -334,22 +343,24 @@ static inline void tsr_wgmma_host(float* d, int n, unsigned long long da, unsign
 """
 
 _LAUNCH = r"""
-// Clusters of CLUSTER CTAs (consecutive x) run one after another; the CTAs of one cluster run at once.
+// Groups of GROUP CTAs (consecutive x) run one after another; the CTAs of one group run at once. A group is a
+// cluster of CLUSTER CTAs, or a co-resident kernel's whole grid.
 extern "C" int tsr_host_launch(void** argv, int gx, int gy, int gz) {
   tsr_hung = false;  // a launch that hung before does not make this one look hung (nor skip its waits)
   gridDim = {(unsigned)gx, (unsigned)gy, (unsigned)gz};
-  for (int z = 0; z < gz; ++z) for (int y = 0; y < gy; ++y) for (int x0 = 0; x0 < gx; x0 += CLUSTER) {
+  for (int z = 0; z < gz; ++z) for (int y = 0; y < gy; ++y) for (int x0 = 0; x0 < gx; x0 += GROUP) {
+    const int group = std::min(GROUP, gx - x0);
     tsr_barrier cluster(CLUSTER * THREADS);
     tsr_cluster_barrier = &cluster;
     std::vector<tsr_barrier*> owned;
-    for (int r = 0; r < CLUSTER; ++r) for (auto& b : tsr_named[r]) b.arrived = 0;  // a CTA starts with fresh ones
-    for (int r = 0; r < CLUSTER; ++r) {
+    for (int r = 0; r < group; ++r) for (auto& b : tsr_named[r]) b.arrived = 0;  // a CTA starts with fresh ones
+    for (int r = 0; r < group; ++r) {
       owned.push_back(new tsr_barrier(THREADS)); tsr_cta_barrier[r] = owned.back();
       for (int w = 0; w < THREADS / 32; ++w) { owned.push_back(new tsr_barrier(32)); tsr_warp_barrier[r][w] = owned.back(); }
       for (int g = 0; g < THREADS / 128; ++g) { owned.push_back(new tsr_barrier(128)); tsr_wg_barrier[r][g] = owned.back(); }
     }
     std::vector<std::thread> threads;
-    for (int r = 0; r < CLUSTER; ++r) for (int t = 0; t < THREADS; ++t) threads.emplace_back([=] {
+    for (int r = 0; r < group; ++r) for (int t = 0; t < THREADS; ++t) threads.emplace_back([=] {
       threadIdx = {(unsigned)t, 0, 0};
       blockIdx = {(unsigned)(x0 + r), (unsigned)y, (unsigned)z};
       tsr_rank = r;
@@ -385,7 +396,24 @@ def host_source(kernel: EmittedKernel) -> str:
     launch = (_LAUNCH.replace("THREADS", str(kernel.num_threads)).replace("KERNEL", kernel.name)
               .replace("ARGS", args).replace("CLUSTER", str(kernel.cluster))
               .replace("TSR_HUNG", "tsr_hung.load() ? 1 : 0"))
-    return shim + body + launch
+    group = str(_group(kernel))
+    return shim.replace("GROUP", group) + body + launch.replace("GROUP", group)
+
+
+def _group(kernel: EmittedKernel) -> int:
+    """CTAs that run at once: a cluster's, or every CTA of a co-resident kernel (at most `_coresident_ctas`)."""
+    if kernel.coresident:
+        if kernel.cluster != 1:
+            raise D.TesseraError(D.EMIT_UNSUPPORTED, f"kernel {kernel.name}: a co-resident kernel of "
+                                                     f"{kernel.cluster}-CTA clusters", hint="use cluster=1")
+        return coresident_ctas(kernel)
+    return kernel.cluster
+
+
+def coresident_ctas(kernel: EmittedKernel) -> int:
+    """A co-resident split-K kernel's CTAs here: PERSISTENT_CTAS, or its split count if larger (a split waits for
+    the tile's other splits, which must then be on other CTAs)."""
+    return max(PERSISTENT_CTAS, kernel.splitk)
 
 
 @lru_cache(maxsize=16)
@@ -442,7 +470,8 @@ def _launch_grid(kernel: EmittedKernel, logical: tuple[int, int, int]) -> tuple[
         return logical
     from tessera.runtime.persistent import physical_grid
 
-    sms = PERSISTENT_CTAS if kernel.cluster == 1 else PERSISTENT_CLUSTERS * kernel.cluster
+    sms = (coresident_ctas(kernel) if kernel.coresident else PERSISTENT_CTAS if kernel.cluster == 1
+           else PERSISTENT_CLUSTERS * kernel.cluster)
     return physical_grid(logical, sms, kernel.name, kernel.cluster, kernel.splitk, kernel.cluster_axis,
                          kernel.streamk)[0]
 

@@ -115,7 +115,7 @@ class LoadedKernel:
     """One kernel of a loaded cubin, its signature bound; see `launch`."""
 
     def __init__(self, artifact: CompiledArtifact, name: str, binder: ArgBinder, device: int, module, kernel,
-                 attributes: dict):
+                 attributes: dict, cooperative: bool = False):
         driver = _driver()
         self.artifact, self.name, self.device = artifact, name, device
         self._binder, self._module, self._kernel = binder, module, kernel  # the module must outlive launches
@@ -127,6 +127,11 @@ class LoadedKernel:
         self._ok_code = driver.CUresult.CUDA_SUCCESS
         self._not_ready = driver.CUresult.CUDA_ERROR_NOT_READY
         self._launch_kernel = driver.cuLaunchKernel
+        self.cooperative = cooperative
+        if cooperative:  # the driver launches every CTA at once or refuses (a kernel whose CTAs wait for each other)
+            coop = driver.cuLaunchCooperativeKernel
+            self._launch_kernel = lambda f, gx, gy, gz, bx, by, bz, smem, stream, params, _extra: coop(
+                f, gx, gy, gz, bx, by, bz, smem, stream, params)
         self._func = driver.CUfunction(int(kernel.handle))  # a CUkernel may be launched as a CUfunction
         self._null_stream = driver.CUstream(0)
         self._streams: dict[int, object] = {}  # raw stream handle -> its CUstream
@@ -228,7 +233,10 @@ class LoadedKernel:
             self._binder.bind(values)
             raise self.fail(f"arguments {values!r} do not fit the parameter block", RUNTIME_ARG_INVALID)
         if err != self._ok_code:
-            raise self.fail(f"cuLaunchKernel failed with {_describe(self._driver, err)}")
+            how = "cuLaunchCooperativeKernel" if self.cooperative else "cuLaunchKernel"
+            raise self.fail(f"{how} failed with {_describe(self._driver, err)}"
+                            + (" (its CTAs wait for each other, so all must be resident at once: fewer CTAs than "
+                               "the device holds, none taken by other work)" if self.cooperative else ""))
 
     def _synchronize(self, handle) -> None:
         """Wait for the stream, at most `wait.timeout_s()` seconds (RUNTIME_LAUNCH_TIMEOUT past it)."""
@@ -320,11 +328,13 @@ _loaded: dict[tuple, LoadedKernel] = {}
 _abandoned: list = []  # staging buffers of launches that timed out while their kernel still ran (never freed)
 
 
-def load(artifact: CompiledArtifact, kernel: str, signature, *, device: int = 0) -> LoadedKernel:
+def load(artifact: CompiledArtifact, kernel: str, signature, *, device: int = 0,
+         cooperative: bool = False) -> LoadedKernel:
     """Load `kernel` (its name, or a name expression of the artifact) from a verified artifact.
 
-    `signature` is a sequence of `tessera.runtime.args.Param` (see `ptr`, `scalar`).
-    Loaded kernels are memoised per (cubin hash, kernel, signature, device).
+    `signature` is a sequence of `tessera.runtime.args.Param` (see `ptr`, `scalar`). `cooperative`: launch it
+    with cuLaunchCooperativeKernel (every CTA resident at once, or a coded launch error; for a kernel whose CTAs
+    wait for each other). Loaded kernels are memoised per (cubin hash, kernel, signature, device, cooperative).
     """
     if not isinstance(artifact, CompiledArtifact):
         raise RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"expected a CompiledArtifact, got {type(artifact).__name__}",
@@ -334,7 +344,7 @@ def load(artifact: CompiledArtifact, kernel: str, signature, *, device: int = 0)
                                  f"{artifact.sha256[:16]}...: corrupted or modified, refusing to load", kernel=kernel)
     if (problem := cubin_problem(artifact.cubin)) is not None:
         raise RuntimeLaunchError(RUNTIME_LOAD_FAILED, f"refusing to load {kernel!r}: {problem}", kernel=kernel)
-    key = (artifact.sha256, kernel, tuple(signature), device)
+    key = (artifact.sha256, kernel, tuple(signature), device, cooperative)
     hit = _loaded.get(key)
     if hit is not None:
         return hit
@@ -346,7 +356,7 @@ def load(artifact: CompiledArtifact, kernel: str, signature, *, device: int = 0)
                                  f"({info.name}) is {info.arch} and cannot run it", kernel=kernel)
     module, handle, attributes = _load_library(artifact, kernel, device)
     _check_parameters(handle, binder, kernel)
-    loaded = LoadedKernel(artifact, kernel, binder, device, module, handle, attributes)
+    loaded = LoadedKernel(artifact, kernel, binder, device, module, handle, attributes, cooperative)
     _loaded[key] = loaded
     return loaded
 

@@ -12,3 +12,7 @@ PAIR_AXIS = {"b": 0, "a": 1, "k": -1}
 MULTICASTS = tuple(PAIR_AXIS)
 TILES = ("static", "dynamic")  # how a persistent CTA takes its tiles
 MAX_SPLITK = 16  # K splits per tile (nv.splitk_fixup's limit)
+# how a split-K tile's S partial accumulators meet: "gather" (the last split to arrive sums all S and runs the
+# epilogue; no split waits) or "scatter" (every split waits for all S, then sums and stores its own S-th of the
+# tile's columns: S SMs share the sum; needs all CTAs resident, so the runtime launches it cooperatively)
+FIXUPS = ("gather", "scatter")

@@ -46,3 +46,4 @@ class EmittedKernel:
     splitk: int = 1  # units of work per logical CTA of a persistent split-K kernel (more CTAs fill the device)
     streamk: bool = False  # a stream-K kernel: launch a CTA per SM whatever the grid (they share the K steps)
     cluster_axis: int = 0  # the logical-grid axis along which a cluster takes neighbouring tiles (-1: it shares each)
+    coresident: bool = False  # its CTAs wait for each other (split-K fixup=scatter): all must be resident at once

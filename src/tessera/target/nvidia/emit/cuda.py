@@ -197,7 +197,8 @@ def emit_cuda(module: ModuleOp, name: str | None = None) -> EmittedKernel:
     return EmittedKernel(kname, source, arch, threads, smem, tuple(params),
                          persistent=any(p.role == "grid" for p in params), cluster=cluster,
                          splitk=_int_attr(attrs, "nv.splitk", 1), cluster_axis=_int_attr(attrs, "nv.cluster_axis", 0),
-                         streamk=bool(_int_attr(attrs, "nv.streamk", 0)))
+                         streamk=bool(_int_attr(attrs, "nv.streamk", 0)),
+                         coresident=bool(_int_attr(attrs, "nv.coresident", 0)))
 
 
 def _int_attr(attrs, name: str, default: int) -> int:

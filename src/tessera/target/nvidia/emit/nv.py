@@ -14,6 +14,8 @@ comes from `MAP_TEMPLATES`.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import math
 
 from tessera.target.nvidia.emit.hopper import HOPPER_EMITTERS
@@ -263,17 +265,20 @@ def _emit_slot_loop(e, ops, staged) -> None:
     n = slots_of(ops[0])
     per_box = 0 if staged is None else staged.box()[1] // 2  # slots of one box
     chunks = [(0, n)] if staged is None else [(b * per_box, (b + 1) * per_box) for b in range(n // per_box)]
+    windowed = staged is not None and staged.part is not None  # only this split's run of boxes is stored
     for b, (lo, hi) in enumerate(chunks):
-        if staged is not None:
-            box_begin(e, staged, b)
-        e.line("#pragma unroll")
-        with e.block(f"for (int i_ = {lo}; i_ < {hi}; ++i_) ",
-                     f"{n} slot(s) per thread (element tid + i_ * {e.threads}), {len(ops)} fused op(s)"):
-            for op in ops:
-                e.comment(op, _note(op))
-                SLOTWISE[op.name](e, op)
-        if staged is not None:
-            box_end(e, staged, b)
+        with (e.block(f"if ((unsigned)({e[staged.part]}) == {b // staged.run_of_boxes()}u) ",
+                      f"box {b}: in this split's columns") if windowed else nullcontext()):
+            if staged is not None:
+                box_begin(e, staged, b)
+            e.line("#pragma unroll")
+            with e.block(f"for (int i_ = {lo}; i_ < {hi}; ++i_) ",
+                         f"{n} slot(s) per thread (element tid + i_ * {e.threads}), {len(ops)} fused op(s)"):
+                for op in ops:
+                    e.comment(op, _note(op))
+                    SLOTWISE[op.name](e, op)
+            if staged is not None:
+                box_end(e, staged, b)
 
 
 # --- CUDA-core mma ------------------------------------------------------------------------

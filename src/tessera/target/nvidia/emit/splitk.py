@@ -62,6 +62,9 @@ def _add_quad(e, out: str, load: str) -> None:
 def emit_splitk_fixup(e, op: H.SplitkFixupOp, total=None) -> None:
     """The fixup of one block; `total` writes the last split's sum (default `sum_unrolled`; benchmarks A/B others
     with the same arguments)."""
+    if op.scatters():
+        emit_scatter_fixup(e, op)
+        return
     n, splits, blocks = op.n.value.data, op.splits.value.data, op.blocks.value.data
     regs, quads = n // 2, n // 8
     stride = blocks * 64 * n  # floats from one split's copy of a block to the next split's
@@ -85,6 +88,57 @@ def emit_splitk_fixup(e, op: H.SplitkFixupOp, total=None) -> None:
         _arrive(e, f"reinterpret_cast<unsigned*>({rec} + {counters}u) + {e[op.block]}", f"{splits - 1}u", word, c,
                 last)
         (total or sum_unrolled)(e, v, out, last, part, splits, stride, quads, s)
+
+
+def emit_scatter_fixup(e, op: H.SplitkFixupOp) -> None:
+    """fixup=scatter: hand over the float4 groups the other splits own, arrive, wait for every split, then sum
+    this split's own groups in split order (its own part from registers) and arrive again; the arrival that
+    brings the counter to 2 x splits resets it. Group j (8 columns) is owned by split j / (groups / splits): a
+    compile-time j against the runtime split, so the registers are indexed by constants only."""
+    n, splits, blocks = op.n.value.data, op.splits.value.data, op.blocks.value.data
+    regs, quads = n // 2, n // 8
+    per, stride = quads // splits, blocks * 64 * n
+    v, s, c = e[op.value], e[op.split], e[op.consumer]
+    out, last = e.define(op.result), e.define(op.last)
+    rec, part, cnt = e.fresh("skrec"), e.fresh("skpart"), e.fresh("skcnt")
+    e.comment(op, f"split {s} of {splits}: hand over the 64 x {n} block's other columns; once all {splits} splits "
+                  f"are in, sum columns [{n // splits} s, {n // splits} (s + 1))")
+    _sum_registers(e, op, out, v, regs)
+    e.line(f"const bool {last} = true;  // every split stores its own columns")
+    with e.block():
+        e.line(f"unsigned char* const {rec} = tsr_scratch + (unsigned long long){e[op.tile]} * "
+               f"{op.record_bytes(n, splits, blocks)}ull;")
+        e.line(f"float* const {part} = reinterpret_cast<float*>({rec}) + (unsigned)({e[op.block]}) * {64 * n}u "
+               "+ 4u * (unsigned)(tid & 127);")
+        e.line(f"unsigned* const {cnt} = reinterpret_cast<unsigned*>({rec} + {op.partial_bytes(n, splits, blocks)}u) "
+               f"+ {e[op.block]};")
+        e.line(f"const unsigned own_ = (unsigned){s};")
+        with e.unrolled("j_", quads):
+            with e.block(f"if (j_ / {per} != own_) "):
+                e.line(f"tsr_st_cg_f32x4({part} + own_ * {stride}u + 512u * j_, {v}[4 * j_], {v}[4 * j_ + 1], "
+                       f"{v}[4 * j_ + 2], {v}[4 * j_ + 3]);")
+        e.line("tsr_fence_gpu();  // this thread's groups are visible before the counter moves")
+        e.line(f"tsr_named_bar(1u + (unsigned){c}, 128u);")
+        with e.block("if ((tid & 127) == 0) ", "arrive, then wait until every split has"):
+            e.line(f"tsr_atom_add_u32({cnt}, 1u);")
+            e.line(f"tsr_wait_count_u32({cnt}, {splits}u);")
+        e.line(f"tsr_named_bar(1u + (unsigned){c}, 128u);")
+        e.line("tsr_fence_gpu();")
+        with e.unrolled("j_", quads):
+            with e.block(f"if (j_ / {per} == own_) ", "this split's columns: the sum in split order"):
+                e.line(f"const float o_[4] = {{{v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]}};")
+                with e.unrolled("s_", splits):
+                    e.line("float q_[4];")
+                    with e.block("if (s_ == own_) "):
+                        e.line("q_[0] = o_[0]; q_[1] = o_[1]; q_[2] = o_[2]; q_[3] = o_[3];")
+                    with e.block("else "):
+                        e.line(f"tsr_ld_cg_f32x4({part} + (unsigned)s_ * {stride}u + 512u * j_, q_);")
+                    e.line(f"if (s_ == 0) {{ {out}[4 * j_] = q_[0]; {out}[4 * j_ + 1] = q_[1]; "
+                           f"{out}[4 * j_ + 2] = q_[2]; {out}[4 * j_ + 3] = q_[3]; }}")
+                    e.line(f"else {{ {out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
+                           f"{out}[4 * j_ + 3] += q_[3]; }}")
+        with e.block("if ((tid & 127) == 0) ", "read: the last of the second arrivals resets the counter"):
+            e.line(f"if (tsr_atom_add_u32({cnt}, 1u) == {2 * splits - 1}u) tsr_st_u32_relaxed({cnt}, 0u);")
 
 
 def sum_unrolled(e, v: str, out: str, last: str, part: str, splits: int, stride: int, quads: int, s: str) -> None:
@@ -198,6 +252,12 @@ static __device__ __forceinline__ unsigned tsr_atom_add_u32(unsigned* p, unsigne
 static __device__ __forceinline__ void tsr_st_u32_relaxed(unsigned* p, unsigned v) {
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;\\n" :: "l"(p), "r"(v) : "memory");
 }
+static __device__ __forceinline__ void tsr_wait_count_u32(const unsigned* p, unsigned n) {
+  unsigned v;  // fixup=scatter: every CTA of the launch is resident (a cooperative launch), so the count arrives
+  do {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\\n" : "=r"(v) : "l"(p) : "memory");
+  } while (v < n);
+}
 static __device__ __forceinline__ unsigned tsr_ld_shared_u32(unsigned addr) {
   unsigned v;
   asm volatile("ld.shared.u32 %0, [%1];\\n" : "=r"(v) : "r"(addr) : "memory");
@@ -235,4 +295,4 @@ static __device__ __forceinline__ void tsr_mbar_arrive_remote(unsigned bar, unsi
 #endif"""
 PROVIDES = {"dsmem": ("tsr_st_async_f32x4", "tsr_ld_shared_f32x4", "tsr_mbar_wait_cluster", "tsr_mbar_arrive_remote"),
             "splitk": ("tsr_st_cg_f32x4", "tsr_ld_cg_f32x4", "tsr_fence_gpu", "tsr_atom_add_u32", "tsr_st_u32_relaxed",
-                       "tsr_ld_shared_u32")}
+                       "tsr_ld_shared_u32", "tsr_wait_count_u32")}

@@ -300,9 +300,11 @@ def declare_staging(e, op: H.WgaccStoreTmaOp) -> None:
 
 def box_begin(e, op: H.WgaccStoreTmaOp, b: int) -> None:
     """Before box b's slots: its buffer's previous store has read it (when the tile's box count is odd, box 0's
-    buffer was the previous tile's last box, the most recent store), then the warpgroup may write it."""
+    buffer was the previous tile's last box, the most recent store; with a window, every earlier store), then the
+    warpgroup may write it."""
     st, bar, _, _ = e.staging[op]
-    pending = 0 if b == 0 and (op.n.value.data // op.box()[1]) % 2 else 1
+    # a window's run of boxes may follow another run's box in either buffer: every earlier store must have read
+    pending = 0 if op.part is not None or (b == 0 and (op.n.value.data // op.box()[1]) % 2) else 1
     e.line(f"if ((tid & 127) == 0) tsr_bulk_wait_read({pending});  // box {b}: buffer {b % 2} is free")
     e.line(f"tsr_named_bar({bar}, 128u);")
 

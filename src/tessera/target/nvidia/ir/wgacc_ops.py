@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import BoolAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType, f32, f64, i1
+from xdsl.dialects.builtin import (BoolAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, UnitAttr, VectorType, f32,
+                                   f64, i1)
 from xdsl.ir import SSAValue
-from xdsl.irdl import (AttrSizedOperandSegments, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def,
-                       var_operand_def)
+from xdsl.irdl import (AttrSizedOperandSegments, irdl_op_definition, operand_def, opt_operand_def, opt_prop_def,
+                       prop_def, result_def, var_operand_def)
 
 from tessera.target.nvidia.ir.types import NvOp, check_smem_offset, expect_vec, fail, int_attr
 from tessera.ir.tile_memory_ops import ATOMIC_TYPES
@@ -147,6 +148,10 @@ class WgaccStoreTmaOp(NvOp):
     tensor store, which clips at the memref's edges. Before a buffer is written
     again its previous store must have read it (bulk wait_group.read). n must
     be a multiple of the box width; `nv.tma_store_drain` runs before the kernel exits.
+
+    With `window %part` and `parts` P (split-K's scatter fixup: split `part` of P holds the sum of its own columns
+    only) the boxes are cut into P equal runs and only run `part` is staged and stored; each box then waits for
+    every earlier store to have read its buffer (another run's box may have used it last).
     """
 
     name = "nv.wgacc_store_tma"
@@ -160,14 +165,25 @@ class WgaccStoreTmaOp(NvOp):
     row = operand_def(IndexType)
     col = operand_def(IndexType)
     consumer = operand_def(IndexType)
+    part = opt_operand_def(IndexType)
     n = prop_def(IntegerAttr)
     stage = prop_def(IntegerAttr)
-    assembly_format = ("$value `,` $dest `[` $row `,` $col `]` `,` $consumer attr-dict `:` type($value) `,` "
-                       "type($dest)")
+    parts = opt_prop_def(IntegerAttr)
+    assembly_format = ("$value `,` $dest `[` $row `,` $col `]` `,` $consumer (`window` $part^)? attr-dict `:` "
+                       "type($value) `,` type($dest)")
 
     def __init__(self, value: SSAValue, dest: SSAValue, row: SSAValue, col: SSAValue, consumer: SSAValue, n: int,
-                 stage: int):
-        super().__init__(operands=[value, dest, row, col, consumer], properties={"n": int_attr(n), "stage": int_attr(stage)})
+                 stage: int, window: tuple[SSAValue, int] | None = None):
+        props = {"n": int_attr(n), "stage": int_attr(stage)}
+        if window is not None:
+            props["parts"] = int_attr(window[1])
+        super().__init__(operands=[value, dest, row, col, consumer, [] if window is None else [window[0]]],
+                         properties=props)
+
+    def run_of_boxes(self) -> int:
+        """Boxes per window run: all of them (no window), else boxes / parts."""
+        boxes = self.n.value.data // self.box()[1]
+        return boxes if self.parts is None else boxes // self.parts.value.data
 
     @staticmethod
     def row_bytes(elem, n: int) -> int:
@@ -194,6 +210,12 @@ class WgaccStoreTmaOp(NvOp):
         if not self.box_cols(self.dest.type.element_type, n):
             fail(self, f"n={n} must be a multiple of 32 (whole boxes of 64-byte rows; 128-byte rows for f32)")
         check_smem_offset(self, "stage", self.stage.value.data, 1024)
+        if (self.part is None) != (self.parts is None):
+            fail(self, "a window takes both the operand (`window %part`) and the parts property")
+        if self.parts is not None:
+            parts, boxes = self.parts.value.data, n // self.box()[1]
+            if not 2 <= parts <= MAX_SPLITK or boxes % parts:
+                fail(self, f"parts={parts}: the {boxes} boxes of n={n} must split into 2 to {MAX_SPLITK} equal runs")
 
 
 @irdl_op_definition
@@ -240,6 +262,13 @@ class SplitkFixupOp(NvOp):
     the next launch) and adds the splits in order 0..splits-1, its own from registers: the sum, and so the
     result, is the same whichever split arrives last. `flag` is a shared-memory word per consumer warpgroup that
     carries the verdict from the thread that bumped the counter to the warpgroup (named barrier 1 + consumer).
+
+    With `scatter` every split's warpgroup, after its arrival, waits until the counter reaches `splits`, then sums
+    its own 1/splits of the block's columns (8-column groups [s g / S, (s + 1) g / S), in split order, its own part
+    from registers; the rest of `result` is this split's part alone) and `last` is true for all: each stores its
+    columns (nv.wgacc_store_tma's window). A split never writes the columns it owns to scratch. A second arrival
+    after the sum counts to 2 x splits, and the one that gets there resets the counter. A split waits for the
+    others, so every CTA of the launch must be resident at once (the kernel is nv.coresident).
     """
 
     name = "nv.splitk_fixup"
@@ -255,15 +284,22 @@ class SplitkFixupOp(NvOp):
     splits = prop_def(IntegerAttr)
     blocks = prop_def(IntegerAttr)
     flag = prop_def(IntegerAttr)
+    scatter = opt_prop_def(UnitAttr)
     result = result_def(VectorType)
     last = result_def(i1)
     assembly_format = ("$value `,` $tile `,` $split `,` $block `,` $consumer attr-dict `:` type($value) `->` "
                        "type($result)")
 
     def __init__(self, value: SSAValue, tile: SSAValue, split: SSAValue, block: SSAValue, consumer: SSAValue, *,
-                 n: int, splits: int, blocks: int, flag: int):
+                 n: int, splits: int, blocks: int, flag: int, scatter: bool = False):
+        props = {"n": int_attr(n), "splits": int_attr(splits), "blocks": int_attr(blocks), "flag": int_attr(flag)}
+        if scatter:
+            props["scatter"] = UnitAttr()
         super().__init__(operands=[value, tile, split, block, consumer], result_types=[value.type, i1],
-                         properties={"n": int_attr(n), "splits": int_attr(splits), "blocks": int_attr(blocks), "flag": int_attr(flag)})
+                         properties=props)
+
+    def scatters(self) -> bool:
+        return self.scatter is not None
 
     @staticmethod
     def partial_bytes(n: int, splits: int, blocks: int) -> int:
@@ -280,6 +316,9 @@ class SplitkFixupOp(NvOp):
         splits = self.splits.value.data
         if not 2 <= splits <= self.MAX_SPLITS:
             fail(self, f"splits={splits} must be in [2, {self.MAX_SPLITS}] (one split needs no fixup)")
+        if self.scatters() and (self.n.value.data // 8) % splits:
+            fail(self, f"scatter with splits={splits}: the n={self.n.value.data} block's {self.n.value.data // 8} "
+                       f"8-column groups must split evenly among the splits")
 
 
 @irdl_op_definition

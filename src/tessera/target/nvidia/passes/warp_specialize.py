@@ -1,5 +1,5 @@
-"""warp-specialize{arch stages group_m schedule cluster multicast store splitk streamk overlap tiles}: a kernel whose
-top-level loop issues wgmma mmas -> a persistent, warp-specialised sm_90a nv kernel.
+"""warp-specialize{arch stages group_m schedule cluster multicast store splitk streamk overlap tiles fixup}: a
+kernel whose top-level loop issues wgmma mmas -> a persistent, warp-specialised sm_90a nv kernel.
 
 One lowering for every such kernel, GEMM and attention alike (`ws_body`; what it found is `ws_match.Body`):
 
@@ -36,7 +36,8 @@ Output (nv IR, one thread's view; see `tessera.target.nvidia.ir.hopper_ops`):
   (a loop of one accumulating wgmma) the pair takes one tile and splits its K steps: rank 1 sends its accumulator
   into rank 0's shared memory (`nv.cluster_splitk_fixup`: st.async onto an mbarrier), rank 0 adds and stores;
 * splitk=S / streamk=1 (a loop of one accumulating wgmma): a tile's K steps are split among units of work that
-  meet in the runtime's scratch buffer (`nv.splitk_fixup` / `nv.streamk_fixup`); the last piece runs the epilogue.
+  meet in the runtime's scratch buffer (`nv.splitk_fixup` / `nv.streamk_fixup`); the last piece runs the epilogue
+  (split-K with fixup=scatter: each split, once all have arrived, sums and stores its own columns).
 
 Anything else with wgmma fragments is refused with NV_WGMMA_UNSUPPORTED naming the op and what would work; a wgmma
 fragment on a target other than sm_90a is NV_ARCH_UNSUPPORTED. A kernel without wgmma fragments is left
@@ -59,7 +60,8 @@ from tessera.passes.pipeline import register_pass
 from tessera.target.nvidia.passes.ws_body import lower_body
 from tessera.target.nvidia.passes.ws_sched import TILES
 
-from tessera.target.nvidia.knobs import CLUSTERS, MAX_SPLITK, MAX_STAGES, MULTICASTS, SCHEDULES, STORES  # noqa: F401, E402
+from tessera.target.nvidia.knobs import (CLUSTERS, FIXUPS, MAX_SPLITK, MAX_STAGES, MULTICASTS, SCHEDULES,  # noqa: F401, E402
+                                         STORES)
 
 
 @register_pass
@@ -106,6 +108,12 @@ class WarpSpecialize(ModulePass):
             tile from a launch-wide counter, so CTAs that drew cheap tiles run more of them: for tiles of
             unequal cost, such as causal attention's). Not with cluster=2, streamk=1, or whole-tile pingpong
             (its consumers alternate the tiles of a static walk).
+        fixup: with splitk > 1, gather (the last split to arrive sums all of them and runs the epilogue) or
+            scatter (every split waits for all of its tile's splits, then sums its own 1/S of the tile's columns
+            and stores them through the TMA boxes of that window: the sum's reads spread over S SMs instead of
+            one). Scatter needs every CTA resident at once (the kernel is marked nv.coresident and the runtime
+            launches it cooperatively) and consecutive units per tile on a static walk; cooperative schedule,
+            cluster 1, and an epilogue whose one store is the TMA-staged accumulator tile.
     """
 
     name = "warp-specialize"
@@ -121,6 +129,7 @@ class WarpSpecialize(ModulePass):
     streamk: int = 0
     overlap: int = 1
     tiles: str = "static"
+    fixup: str = "gather"
 
     def __post_init__(self) -> None:
         parse_arch(self.arch)
@@ -147,6 +156,8 @@ class WarpSpecialize(ModulePass):
             raise ValueError(f"warp-specialize: store={self.store} is not one of {', '.join(STORES)}")
         if self.tiles not in TILES:
             raise ValueError(f"warp-specialize: tiles={self.tiles} is not one of {', '.join(TILES)}")
+        if self.fixup not in FIXUPS:
+            raise ValueError(f"warp-specialize: fixup={self.fixup} is not one of {', '.join(FIXUPS)}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = parse_arch(self.arch)
@@ -161,7 +172,7 @@ class WarpSpecialize(ModulePass):
             try:
                 lower_body_kernel(kernel, mmas, self.stages, self.group_m, self.schedule == "pingpong",
                                   bool(self.overlap), self.tiles, self.store, self.cluster, self.multicast,
-                                  self.splitk, bool(self.streamk))
+                                  self.splitk, bool(self.streamk), self.fixup)
             except D.TesseraError:
                 raise
             except Exception as err:  # noqa: BLE001 - an internal error still gets a code and a location
@@ -171,11 +182,13 @@ class WarpSpecialize(ModulePass):
 
 def lower_body_kernel(kernel: func.FuncOp, mmas: list, stages: int, group_m: int, pingpong: bool = False,
                       overlap: bool = True, tiles: str = "static", store: str = "registers", cluster: int = 1,
-                      multicast: str = "b", splitk: int = 1, streamk: bool = False) -> None:
+                      multicast: str = "b", splitk: int = 1, streamk: bool = False, fixup: str = "gather") -> None:
     builder = lower_body(kernel, mmas, stages, group_m, pingpong, overlap, tiles, store, cluster, multicast, splitk,
-                         streamk)
+                         streamk, fixup)
     _replace_body(kernel, builder.body(), builder.consumers, builder.total)
     _launch_attributes(kernel, cluster, builder.pair_axis, splitk, streamk)  # pair_axis -1: the pair shares tiles
+    if builder.scatter:  # its splits wait for each other: every CTA must be resident at once
+        kernel.attributes["nv.coresident"] = IntegerAttr(1, i64)
 
 
 def _launch_attributes(kernel: func.FuncOp, cluster: int, pair_axis: int, splitk: int = 1,

@@ -52,7 +52,7 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
 
     def __init__(self, body: Body, stages: int, group_m: int, pingpong: bool = False, overlap: bool = True,
                  tiles: str = "static", store: str = "registers", cluster: int = 1, multicast: str = "b",
-                 splitk: int = 1, streamk: bool = False):
+                 splitk: int = 1, streamk: bool = False, fixup: str = "gather"):
         self.body_ = body
         self.stages = stages
         self.overlap = overlap
@@ -97,6 +97,9 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
         self.splitk, self.streamk = splitk, streamk
         self.kpair = cluster > 1 and multicast == "k"  # the cluster's CTAs split each tile's K steps
         self._check_k_split(body, tiles)
+        self.scatter = fixup == "scatter"  # each split sums and stores its own columns (see _check_scatter)
+        if self.scatter:
+            self._check_scatter(body, tiles, cluster, pingpong)
         self.word = self.total  # split-K / stream-K: one 4-byte verdict word per consumer, after the barriers
         if splitk > 1 or streamk:
             self.total += 4 * body.consumers
@@ -165,6 +168,29 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
         if self.streamk and tiles == "dynamic":
             refuse_dynamic(at, streamk=True)
 
+    def _check_scatter(self, body: Body, tiles: str, cluster: int, pingpong: bool) -> None:
+        """fixup=scatter: split s of S, once every split of its tile has arrived, sums columns [s n / S, (s + 1) n
+        / S) of each block and stores them through their TMA boxes. A split waits for the others, so it may wait
+        only for units that are running or will run before anything waits on it: consecutive units of a static
+        walk in one consumer's order (cooperative, cluster 1); and the epilogue's one store must be the staged
+        accumulator tile (the other columns of a split's registers hold only its own part)."""
+        at, S = body.mmas[0].op, self.splitk
+        hint = ("fixup=scatter takes splitk > 1, schedule=cooperative, cluster=1, tiles=static and an epilogue that "
+                "stores one [BM, N] bf16/f16/f32 tile through TMA; or leave fixup at gather")
+        clash = ("splitk=1: there are no splits to meet" if S == 1 else
+                 "schedule=pingpong: a consumer would wait for its splits while its partner holds the ring" if pingpong
+                 else f"cluster={cluster}" if cluster > 1 else "tiles=dynamic" if tiles == "dynamic" else
+                 "an epilogue whose store does not go through TMA (store=registers, a masked or extra store, a "
+                 "whole-tile load, or no room for the staging boxes)" if self.tma_store is None else None)
+        if clash:
+            raise refuse(at, f"fixup=scatter with {clash}", hint)
+        store = self.tma_store
+        n = store.value.type.get_shape()[1] if isinstance(store, T.StoreOp) else store.value.type.n.data
+        boxes = n // H.WgaccStoreTmaOp.box_cols(store.dest.type.element_type, n)
+        if boxes % S:
+            raise refuse(at, f"fixup=scatter with splitk={S}: the {n}-column tile is stored in {boxes} TMA boxes, "
+                             f"which do not split evenly among {S} splits", hint)
+
     def _plan_kpair(self, body: Body) -> None:
         """multicast=k: rank 0's receive slots (a 64 x n f32 block per consumer warpgroup and 64-row block it
         holds: whole-tile ping-pong consumers each hold every block) and their full / empty mbarriers, after the
@@ -209,7 +235,9 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
                                    slot_stride=2 * self.cluster, flag=self.word)
         else:
             fix = H.SplitkFixupOp(regs.get(old), mapping[TILE], mapping[SPLIT], regs.block, consumer, n=mm.n,
-                                  splits=self.splitk, blocks=blocks, flag=self.word)
+                                  splits=self.splitk, blocks=blocks, flag=self.word, scatter=self.scatter)
+            if self.scatter:  # every split runs the epilogue; its TMA store writes only its own boxes
+                regs.window = (mapping[SPLIT], self.splitk)
         regs.map[old] = fix.result
         return [fix], fix.last
 
@@ -433,7 +461,9 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
             part: list[Operation] = []
             fixed_up = self._fixup(regs, mapping, consumer)
             lower_all(regs, part, bd.epilogue)
-            if fixed_up is not None:  # only the tile's last piece runs the epilogue, on the sum
+            if fixed_up is not None and self.scatter:  # every split stores its own columns of the sum
+                part = [*fixed_up[0], *part]
+            elif fixed_up is not None:  # only the tile's last piece runs the epilogue, on the sum
                 part = [*fixed_up[0], scf.IfOp(fixed_up[1], [], [*part, scf.YieldOp()])]
             epilogue += part
         if REAL_TILE in mapping:  # the spare CTA of a cluster (an odd count of tiles) stores nothing
@@ -467,6 +497,7 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
 def lower_body(kernel: func.FuncOp, mmas: list[FragmentMmaOp], stages: int, group_m: int,
                pingpong: bool = False, overlap: bool = True, tiles: str = "static",
                store: str = "registers", cluster: int = 1, multicast: str = "b", splitk: int = 1,
-               streamk: bool = False) -> BodyBuilder:
+               streamk: bool = False, fixup: str = "gather") -> BodyBuilder:
     body = match_body(kernel, mmas)
-    return BodyBuilder(body, stages, group_m, pingpong, overlap, tiles, store, cluster, multicast, splitk, streamk)
+    return BodyBuilder(body, stages, group_m, pingpong, overlap, tiles, store, cluster, multicast, splitk, streamk,
+                       fixup)

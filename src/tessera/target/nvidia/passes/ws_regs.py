@@ -46,6 +46,8 @@ class Regs:
         self.deferred: set[Operation] = set()  # those masks' own ops: lowered inside the guard's else branch
         # (the store that goes through TMA, the staging offset, the consumer warpgroup whose staging it uses)
         self.tma: tuple[Operation, int, SSAValue] | None = None
+        # split-K fixup=scatter: (this split, the splits): the TMA store writes only that split's boxes
+        self.window: tuple[SSAValue, int] | None = None
 
     def guard_masks(self, block: Block) -> None:
         """Guard the selects of `block` whose masks pass by a scalar test (see ws_masks)."""
@@ -88,7 +90,7 @@ class Regs:
         """The same block and layouts with a copy of the map: one loop step's values beside another's."""
         other = Regs(self.bm, self.block, dict(self.map))
         other._row0, other.kinds = self._row0, self.kinds
-        other.guards, other.deferred, other.tma = self.guards, self.deferred, self.tma
+        other.guards, other.deferred, other.tma, other.window = self.guards, self.deferred, self.tma, self.window
         return other
 
     def row0(self, ops: list) -> SSAValue:
@@ -254,7 +256,8 @@ class Regs:
             if mask is not None and self.kind(op, op.mask.type)[0] != "acc":
                 raise refuse(op, f"a masked store whose mask is not a {self.bm}xN tile: broadcast it first")
             if self.tma is not None and op is self.tma[0] and not outer:  # staged in shared memory, TMA boxes
-                ops.append(H.WgaccStoreTmaOp(self.get(value), op.dest, at, col, self.tma[2], n, self.tma[1]))
+                ops.append(H.WgaccStoreTmaOp(self.get(value), op.dest, at, col, self.tma[2], n, self.tma[1],
+                                             window=self.window))
                 return
             write = H.WgaccAtomicAddOp if isinstance(op, T.AtomicAddOp) else H.WgaccStoreOp
             ops.append(write(self.get(value), op.dest, at, col, n, outer=outer, mask=mask))
