@@ -19,6 +19,25 @@
 # (decode_config_probe --set skinny).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
+if [ "${STEP:-1}" = probe ]; then  # (eleventh session; ~6 minutes) the touched GPU tests, then the probes only
+  timeout 110 python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 60 --timeout-method thread -n 4 \
+    -k "stream or scatter or column or i32 or swapped or decode or flush or copy" tests/gpu/test_hopper_gemm_gpu.py \
+    tests/gpu/test_column_major_store_gpu.py tests/gpu/test_ops_hopper_gpu.py tests/gpu/test_bench_helpers_gpu.py \
+    > "$OUT/gpu_tests.txt" 2>&1
+  echo "tests rc=$?" >> "$OUT/gpu_tests.txt"
+  grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests.txt" | tail -8
+  : > "$OUT/log.txt"
+  for fix in gather scatter; do
+    timeout 30 python3 benchmarks/decode_stamps.py --shape 1024x1024x16384 --config '{"BM": 128, "BN": 256, "BK": 64,
+"stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 4, "multicast": "b", "fixup": "'$fix'"}' \
+      --out "$OUT/stamps-$fix.json" >> "$OUT/log.txt" 2>&1; echo "stamps $fix rc=$?"
+  done
+  timeout 90 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json" >> "$OUT/log.txt" 2>&1
+  echo "skinny rc=$?"
+  timeout 70 python3 benchmarks/decode_config_probe.py --set m64 --out "$OUT/m64.json" >> "$OUT/log.txt" 2>&1
+  echo "m64 rc=$?"; grep '^{"shape' "$OUT/log.txt" | cut -c1-700
+  exit 0
+fi
 if [ "${STEP:-1}" = decode ]; then
   # at most 8 files come back: gpu_tests.txt, log.txt (every script's output), env.txt and five JSON files
   # (gemm table, m64, skinny, stamps, floor; stamps-splitk's summary in log.txt)
