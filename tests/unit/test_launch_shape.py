@@ -81,7 +81,8 @@ def test_every_knob_reaches_the_pipeline_text_hence_the_cache_key():
               LaunchShape(stages=2, cluster=2, splitk=2), LaunchShape(stages=2, cluster=2, multicast="a"),
               LaunchShape(stages=2, cluster=2, streamk=True), LaunchShape(stages=2, cluster=2, overlap=False),
               LaunchShape(stages=2, cluster=2, warps=(4, 2)), LaunchShape(stages=2, cluster=2, store="registers"),
-              LaunchShape(stages=2, tiles="dynamic")]  # (not with a cluster; differs from stages=2 alone)
+              LaunchShape(stages=2, tiles="dynamic"),  # (not with a cluster; differs from stages=2 alone)
+              LaunchShape(stages=2, splitk=2, fixup="scatter")]  # (cluster 1; differs from splitk=2 alone)
     texts = {s.pipeline("sm_90a") for s in [base, *others]}
     assert len(texts) == 1 + len(others) == len(fields(LaunchShape)) + 1
 

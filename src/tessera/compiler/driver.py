@@ -123,7 +123,7 @@ def compile(traced, arch: str | None = None, *, shape: LaunchShape | None = None
     """Compile a TracedKernel to a CompiledKernel for `arch` (default: the device's, e.g. sm_90).
 
     shape: the launch shape (`tessera.compiler.launch_shape.LaunchShape`: stages, schedule, cluster, splitk,
-        multicast, streamk), or give its knobs as keywords (`stages=4, schedule="pingpong"`); the default is
+        multicast, streamk, fixup, ...), or give its knobs as keywords (`stages=4, schedule="pingpong"`); the default is
         LaunchShape() (stages=1). Only `stages` matters off sm_90a.
     pipeline: replaces the default `tessera-lower-to-nv{arch=ARCH stages=N ...}`
         (for experiments; it must lower every tile op, for the same arch; not with a shape or knobs).

@@ -146,7 +146,7 @@ class CompiledKernel:
         self._arrays = tuple(isinstance(a, argcheck.ArrayArg) for a in self._decl)  # which arguments are memrefs
         self._at = {(p.arg, p.role, p.dim): i for i, p in enumerate(emitted.params)}  # where each value goes
         self._derived = DerivedParams(emitted.params, self.signature, emitted.persistent, self.name,
-                                      lambda device: _sm_count(device, emitted), emitted.cluster, emitted.splitk,
+                                      _sms_of(emitted), emitted.cluster, emitted.splitk,
                                       emitted.cluster_axis, emitted.streamk)
         self._warm: dict = {}  # argument keys -> (device, per-argument steps); see _warm_values
         self._loaded: dict = {}
@@ -196,8 +196,8 @@ class CompiledKernel:
                 hit = backend.load(self)
             else:
                 from tessera.runtime.launch import load
-                hit = load(self.artifact, self.name, self.signature, device=device,
-                           cooperative=self.emitted.coresident)
+                co = {"cooperative": True} if self.emitted.coresident else {}  # its CTAs wait for each other
+                hit = load(self.artifact, self.name, self.signature, device=device, **co)
             self._loaded[key] = hit
         return hit
 
@@ -399,14 +399,24 @@ class CompiledKernel:
             pass
 
 
-def _sm_count(device: int, emitted: EmittedKernel | None = None) -> int:
-    """SMs of `device`: how many CTAs a persistent kernel launches at most (the host emulator's own count, and
-    there a co-resident kernel's CTAs: all of them run at once)."""
-    host = testing.backend()
-    if host is not None:
-        if emitted is not None and emitted.coresident:
+def _sms_of(emitted: EmittedKernel):
+    """device -> the CTAs `emitted` may launch at most: `_sm_count`, except a co-resident kernel's on the host
+    emulator, which runs all of them at once (at least its split count: a split waits for the others)."""
+    if not emitted.coresident:
+        return lambda device: _sm_count(device)
+
+    def sms(device: int) -> int:
+        if testing.backend() is not None:
             from tessera.runtime.host_emulator import coresident_ctas
             return coresident_ctas(emitted)
+        return _sm_count(device)
+    return sms
+
+
+def _sm_count(device: int) -> int:
+    """SMs of `device`: how many CTAs a persistent kernel launches at most (the host emulator's own count)."""
+    host = testing.backend()
+    if host is not None:
         return host.sm_count
     from tessera.runtime.device import device_info
     return device_info(device).sm_count

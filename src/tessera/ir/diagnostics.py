@@ -289,8 +289,9 @@ COMPILE_PIPELINE_INCOMPLETE = _code("COMPILE_PIPELINE_INCOMPLETE", "a tile.* op 
 COMPILE_LAUNCH_SHAPE_INVALID = _code("COMPILE_LAUNCH_SHAPE_INVALID", "a launch-shape knob has a bad value, or two "
                                      "knobs do not go together",
                                      "see tessera.compiler.launch_shape: stages 1-8, schedule cooperative|pingpong, "
-                                     "cluster 1|2, splitk 1-16, multicast b|a (with cluster 2), streamk (not with "
-                                     "splitk > 1)")
+                                     "cluster 1|2, splitk 1-16, multicast b|a|k (with cluster 2), streamk (not with "
+                                     "splitk > 1), fixup gather|scatter (scatter: splitk > 1, cooperative, cluster 1, "
+                                     "static tiles, TMA store)")
 COMPILE_ARCH_MISMATCH = _code("COMPILE_ARCH_MISMATCH", "the pipeline lowered the kernel for another arch than the "
                               "cubin is built for",
                               "give the same arch to the pipeline and to tessera.compile (the default pipeline does)")
