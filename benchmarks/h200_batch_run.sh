@@ -19,6 +19,10 @@
 # (decode_config_probe --set skinny).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
+if [ "${STEP:-1}" = auto ]; then  # an H200 runs the decode step (the table with it), another GPU the probes
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then STEP=decode; else STEP=probe; fi
+  echo "STEP=$STEP"
+fi
 if [ "${STEP:-1}" = probe ]; then  # (eleventh session; ~6 minutes) the touched GPU tests, then the probes only
   timeout 110 python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 60 --timeout-method thread -n 4 \
     -k "stream or scatter or column or i32 or swapped or decode or flush or copy" tests/gpu/test_hopper_gemm_gpu.py \
@@ -40,7 +44,7 @@ if [ "${STEP:-1}" = probe ]; then  # (eleventh session; ~6 minutes) the touched 
 fi
 if [ "${STEP:-1}" = decode ]; then
   # at most 8 files come back: gpu_tests.txt, log.txt (every script's output), env.txt and five JSON files
-  # (gemm table, m64, skinny, stamps, floor; stamps-splitk's summary in log.txt)
+  # (gemm table, skinny, m64, stamps, floor)
   # stream-K's tests first (its even split first ran on a GPU in the tenth session)
   # (eleventh session) then the column-major and i32 stores, the swapped decode products, do_bench's read eviction
   timeout "${TESTS_TIMEOUT_S:-100}" python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 60 \
@@ -50,24 +54,21 @@ if [ "${STEP:-1}" = decode ]; then
   echo "tests rc=$?" >> "$OUT/gpu_tests.txt"
   grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests.txt" | tail -8
   rm -f "$TESSERA_CACHE_DIR/autotune.json"
-  timeout "${GEMM_TIMEOUT_S:-280}" python3 benchmarks/bench_gemm_layouts.py --budget-s "${GEMM_BUDGET_S:-250}" \
+  timeout "${GEMM_TIMEOUT_S:-265}" python3 benchmarks/bench_gemm_layouts.py --budget-s "${GEMM_BUDGET_S:-235}" \
     --out "$OUT/hopper-gemm-layouts.json" > "$OUT/log.txt" 2>&1
   echo "gemm rc=$?"; tail -3 "$OUT/log.txt" | cut -c1-400
-  # (eleventh session) M = 64 unswapped in 64 x 64 tiles beside the swapped default; then, as time allows, where
-  # the time goes (tenth session): the decode kernel's phases, the K sweep, the skinny default's split-K fixup
+  # (eleventh session) then, as time allows: the skinny probe (split-K fixup=scatter beside gather), M = 64
+  # unswapped in 64 x 64 tiles beside the swapped default, the decode kernel's phases, the K sweep
   probe() {  # name timeout command...: run it if the call's ~570 s leave time for it
     local name=$1 want=$2; shift 2
     local left=$((570 - SECONDS)); [ "$left" -lt 25 ] && { echo "$name skipped"; return; }
     timeout $((want < left ? want : left)) "$@" >> "$OUT/log.txt" 2>&1; echo "$name rc=$?"
   }
+  probe skinny 80 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json"
   probe m64 60 python3 benchmarks/decode_config_probe.py --set m64 --out "$OUT/m64.json"
-  grep '^{"shape' "$OUT/log.txt" | cut -c1-300
-  probe skinny 70 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json"
-  grep '^{"shape' "$OUT/log.txt" | tail -2 | cut -c1-600
+  grep '^{"shape' "$OUT/log.txt" | cut -c1-700
   probe stamps 45 python3 benchmarks/decode_stamps.py --out "$OUT/stamps.json"
   probe floor 60 python3 benchmarks/decode_floor.py --out "$OUT/floor.json"
-  probe stamps-splitk 30 python3 benchmarks/decode_stamps.py --shape 1024x1024x16384 --config '{"BM": 128, "BN": 256,
-"BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 4, "multicast": "b"}' --out /tmp/stamps-splitk.json
   exit 0
 fi
 if [ "${STEP:-1}" = combo ]; then  # one call of ~9 minutes: every touched GPU test, both tables by default configs
