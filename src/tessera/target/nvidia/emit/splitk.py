@@ -126,17 +126,7 @@ def emit_scatter_fixup(e, op: H.SplitkFixupOp) -> None:
         e.line("tsr_fence_gpu();")
         with e.unrolled("j_", quads):
             with e.block(f"if (j_ / {per} == own_) ", "this split's columns: the sum in split order"):
-                e.line(f"const float o_[4] = {{{v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]}};")
-                with e.unrolled("s_", splits):
-                    e.line("float q_[4];")
-                    with e.block("if (s_ == own_) "):
-                        e.line("q_[0] = o_[0]; q_[1] = o_[1]; q_[2] = o_[2]; q_[3] = o_[3];")
-                    with e.block("else "):
-                        e.line(f"tsr_ld_cg_f32x4({part} + (unsigned)s_ * {stride}u + 512u * j_, q_);")
-                    e.line(f"if (s_ == 0) {{ {out}[4 * j_] = q_[0]; {out}[4 * j_ + 1] = q_[1]; "
-                           f"{out}[4 * j_ + 2] = q_[2]; {out}[4 * j_ + 3] = q_[3]; }}")
-                    e.line(f"else {{ {out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
-                           f"{out}[4 * j_ + 3] += q_[3]; }}")
+                _sum_quad_in_order(e, v, out, part, splits, stride, "own_")
         with e.block("if ((tid & 127) == 0) ", "read: the last of the second arrivals resets the counter"):
             e.line(f"if (tsr_atom_add_u32({cnt}, 1u) == {2 * splits - 1}u) tsr_st_u32_relaxed({cnt}, 0u);")
 
@@ -146,17 +136,23 @@ def sum_unrolled(e, v: str, out: str, last: str, part: str, splits: int, stride:
     with e.block(f"if ({last}) ", "the sum in split order, this split's own part from registers"):
         e.line("tsr_fence_gpu();")
         with e.unrolled("j_", quads):
-            e.line(f"const float o_[4] = {{{v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]}};")
-            e.line("float q_[4];")
-            with e.unrolled("s_", splits):
-                with e.block(f"if (s_ == {s}) "):
-                    e.line("q_[0] = o_[0]; q_[1] = o_[1]; q_[2] = o_[2]; q_[3] = o_[3];")
-                with e.block("else "):
-                    e.line(f"tsr_ld_cg_f32x4({part} + (unsigned)s_ * {stride}u + 512u * j_, q_);")
-                e.line(f"if (s_ == 0) {{ {out}[4 * j_] = q_[0]; {out}[4 * j_ + 1] = q_[1]; "
-                       f"{out}[4 * j_ + 2] = q_[2]; {out}[4 * j_ + 3] = q_[3]; }}")
-                e.line(f"else {{ {out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
-                       f"{out}[4 * j_ + 3] += q_[3]; }}")
+            _sum_quad_in_order(e, v, out, part, splits, stride, s)
+
+
+def _sum_quad_in_order(e, v: str, out: str, part: str, splits: int, stride: int, s: str) -> None:
+    """In an unrolled j_ loop: float4 j_ of the sum over the splits in order, split `s`'s own from registers `v`,
+    the others' from the record at `part` (split stride `stride` floats)."""
+    e.line(f"const float o_[4] = {{{v}[4 * j_], {v}[4 * j_ + 1], {v}[4 * j_ + 2], {v}[4 * j_ + 3]}};")
+    e.line("float q_[4];")
+    with e.unrolled("s_", splits):
+        with e.block(f"if (s_ == {s}) "):
+            e.line("q_[0] = o_[0]; q_[1] = o_[1]; q_[2] = o_[2]; q_[3] = o_[3];")
+        with e.block("else "):
+            e.line(f"tsr_ld_cg_f32x4({part} + (unsigned)s_ * {stride}u + 512u * j_, q_);")
+        e.line(f"if (s_ == 0) {{ {out}[4 * j_] = q_[0]; {out}[4 * j_ + 1] = q_[1]; "
+               f"{out}[4 * j_ + 2] = q_[2]; {out}[4 * j_ + 3] = q_[3]; }}")
+        e.line(f"else {{ {out}[4 * j_] += q_[0]; {out}[4 * j_ + 1] += q_[1]; {out}[4 * j_ + 2] += q_[2]; "
+               f"{out}[4 * j_ + 3] += q_[3]; }}")
 
 
 def emit_streamk_fixup(e, op: H.StreamkFixupOp) -> None:
@@ -252,12 +248,6 @@ static __device__ __forceinline__ unsigned tsr_atom_add_u32(unsigned* p, unsigne
 static __device__ __forceinline__ void tsr_st_u32_relaxed(unsigned* p, unsigned v) {
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;\\n" :: "l"(p), "r"(v) : "memory");
 }
-static __device__ __forceinline__ void tsr_wait_count_u32(const unsigned* p, unsigned n) {
-  unsigned v;  // fixup=scatter: every CTA of the launch is resident (a cooperative launch), so the count arrives
-  do {
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\\n" : "=r"(v) : "l"(p) : "memory");
-  } while (v < n);
-}
 static __device__ __forceinline__ unsigned tsr_ld_shared_u32(unsigned addr) {
   unsigned v;
   asm volatile("ld.shared.u32 %0, [%1];\\n" : "=r"(v) : "r"(addr) : "memory");
@@ -265,6 +255,16 @@ static __device__ __forceinline__ unsigned tsr_ld_shared_u32(unsigned addr) {
 }
 #endif""",
 }
+PRELUDE["splitk_wait"] = """// Split-K fixup=scatter: a split waits until every split of its tile has arrived. Every CTA of the launch is
+// resident (a cooperative launch), so the count arrives; the host emulator defines its own version.
+#ifndef TESSERA_HOST_EMULATION
+static __device__ __forceinline__ void tsr_wait_count_u32(const unsigned* p, unsigned n) {
+  unsigned v;
+  do {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\\n" : "=r"(v) : "l"(p) : "memory");
+  } while (v < n);
+}
+#endif"""
 PRELUDE["dsmem"] = """// Split-K in a 2-CTA cluster (nv.cluster_splitk_fixup): stores into a peer's shared memory that
 // complete their bytes on its mbarrier, waits and arrivals ordered at cluster scope; the host emulator defines its
 // own versions.
@@ -295,4 +295,5 @@ static __device__ __forceinline__ void tsr_mbar_arrive_remote(unsigned bar, unsi
 #endif"""
 PROVIDES = {"dsmem": ("tsr_st_async_f32x4", "tsr_ld_shared_f32x4", "tsr_mbar_wait_cluster", "tsr_mbar_arrive_remote"),
             "splitk": ("tsr_st_cg_f32x4", "tsr_ld_cg_f32x4", "tsr_fence_gpu", "tsr_atom_add_u32", "tsr_st_u32_relaxed",
-                       "tsr_ld_shared_u32", "tsr_wait_count_u32")}
+                       "tsr_ld_shared_u32"),
+            "splitk_wait": ("tsr_wait_count_u32",)}
