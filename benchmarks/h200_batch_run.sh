@@ -61,7 +61,7 @@ if [ "${STEP:-1}" = decode ]; then
   # unswapped in 64 x 64 tiles beside the swapped default, the decode kernel's phases, the K sweep
   probe() {  # name timeout command...: run it if the call's ~570 s leave time for it
     local name=$1 want=$2; shift 2
-    local left=$((570 - SECONDS)); [ "$left" -lt 25 ] && { echo "$name skipped"; return; }
+    local left=$((${DEADLINE_S:-570} - SECONDS)); [ "$left" -lt 25 ] && { echo "$name skipped"; return; }
     timeout $((want < left ? want : left)) "$@" >> "$OUT/log.txt" 2>&1; echo "$name rc=$?"
   }
   probe skinny 80 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json"
