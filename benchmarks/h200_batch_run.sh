@@ -19,6 +19,22 @@
 # (decode_config_probe --set skinny).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh" h200_batch_run
+if [ "${STEP:-1}" = defaults ]; then  # (eleventh session, ~5 minutes) the new defaults' GPU tests, then the table
+  timeout 150 python3 -m pytest -q -rA -p no:cacheprovider -W ignore --timeout 90 --timeout-method thread -n 4 \
+    -k "decode or swap or every_layout or scatter or (autotuner_may_pick and (fixupscatter or BM64-BN64-BK128-stages6-schedulecooperative-cluster1-splitk1-))" \
+    tests/gpu/test_ops_hopper_gpu.py tests/gpu/test_hopper_ring_sweep_gpu.py tests/gpu/test_hopper_gemm_gpu.py \
+    > "$OUT/gpu_tests.txt" 2>&1
+  echo "tests rc=$?" >> "$OUT/gpu_tests.txt"
+  timeout 40 python3 -m pytest -q -rA -p no:cacheprovider -W ignore tests/gpu/test_bench_helpers_gpu.py \
+    >> "$OUT/gpu_tests.txt" 2>&1
+  echo "serial tests rc=$?" >> "$OUT/gpu_tests.txt"
+  grep -E "^(FAILED|ERROR)|passed|failed|rc=" "$OUT/gpu_tests.txt" | tail -12
+  left=$((${DEADLINE_S:-400} - SECONDS)); [ "$left" -lt 90 ] && exit 0
+  timeout "$left" python3 benchmarks/bench_gemm_layouts.py --no-tune --budget-s $((left - 25)) \
+    --out "$OUT/hopper-gemm-layouts.json" > "$OUT/log.txt" 2>&1
+  echo "gemm rc=$?"; tail -3 "$OUT/log.txt" | cut -c1-600
+  exit 0
+fi
 if [ "${STEP:-1}" = auto ]; then  # an H200 runs the decode step (the table with it), another GPU the probes
   if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then STEP=decode; else STEP=probe; fi
   echo "STEP=$STEP"

@@ -78,8 +78,13 @@ def trace(cfg: dict, dtype: str, layout: str = "NT"):
 
 
 def compile_options(cfg: dict) -> dict:
-    """tessera.compile's keyword arguments for a config dict (pipeline knobs only)."""
-    return {k: cfg[k] for k in ("stages", "schedule", "cluster", "splitk", "multicast", "streamk", "store") if k in cfg}
+    """tessera.compile's keyword arguments for a config dict: its launch-shape knobs (every one, so a knob added
+    later is not silently left at its default here)."""
+    from dataclasses import fields
+
+    from tessera.compiler.launch_shape import LaunchShape
+
+    return {k: v for k, v in cfg.items() if k in {f.name for f in fields(LaunchShape)}}
 
 
 def operands(M: int, N: int, K: int, np_dtype, seed: int, layout: str = "NT"):

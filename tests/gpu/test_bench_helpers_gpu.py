@@ -22,8 +22,12 @@ def test_a_device_copy_times_at_hbm_bandwidth():
 def test_the_l2_flush_makes_a_small_copy_read_hbm(flush):
     x = torch.empty(16 << 20, dtype=torch.uint8, device="cuda")  # 16 MB: fits the 50 MB L2
     y = torch.empty_like(x)
-    cold = TT.do_bench(lambda: y.copy_(x), rep=50, flush_l2=flush)
-    hot = TT.do_bench(lambda: y.copy_(x), rep=50, flush_l2=False)
-    assert cold >= hot * 0.95, (cold, hot)
+    # the least of three interleaved medians each: another process's kernels on the GPU (pytest -n) only slow a
+    # measurement down, and one slowed hot median made cold look faster (H100, 2026-12-07)
+    cold, hot = [], []
+    for _ in range(3):
+        cold.append(TT.do_bench(lambda: y.copy_(x), rep=50, flush_l2=flush))
+        hot.append(TT.do_bench(lambda: y.copy_(x), rep=50, flush_l2=False))
+    assert min(cold) >= min(hot) * 0.95, (cold, hot)
     lo, mid, hi = TT.do_bench(lambda: y.copy_(x), rep=20, quantiles=(0.2, 0.5, 0.8))
     assert lo <= mid <= hi

@@ -95,7 +95,8 @@ def test_decode_products_run_swapped(M, N, K, trans_a, trans_b):
 @pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, False), (True, True)], ids=["NN", "TN", "TT"])
 # 296 x 264 x 200: ragged against every tile, and A stored [K, M] keeps a 16-byte row pitch (592 bytes) that TMA can
 # read (300 columns would be 600 bytes: the sm_90 kernel, by test_operands_tma_cannot_read_take_the_sm90_kernel)
-@pytest.mark.parametrize("M, N, K", [(1000, 1000, 1000), (4096, 4096, 4096), (296, 264, 200), (128, 8192, 8192)])
+@pytest.mark.parametrize("M, N, K", [(1000, 1000, 1000), (4096, 4096, 4096), (296, 264, 200), (128, 8192, 8192),
+                                     (1024, 1024, 16384), (64, 4096, 4096)])  # split-K scatter; unswapped M = 64
 def test_every_layout_runs_the_sm90a_kernel(M, N, K, trans_a, trans_b):
     """A plain a@b (B as [K, N]) and transposed A: MN-major operands, the default config, ragged shapes; the
     output starts as NaN, bias and gelu fused."""

@@ -40,7 +40,8 @@ def test_default_rule_big_tiles_in_clusters_from_two_waves_one_wave_without_else
     split = {"BM": 128, "BN": 128, "BK": 64, "stages": 5, "schedule": "cooperative", "cluster": 1, "splitk": 2,
              "multicast": "b"}
     # 32 tiles of 128 x 256, K split in 4: 128 units of 4096 K each
-    assert H.default_config(1024, 1024, 16384).as_dict() == {**big, "cluster": 1, "splitk": 4}
+    # (each split sums and stores its own columns: fixup=scatter)
+    assert H.default_config(1024, 1024, 16384).as_dict() == {**big, "cluster": 1, "splitk": 4, "fixup": "scatter"}
     assert H.default_config(1024, 1024, 16384, reads_tiles=True).as_dict() == split  # 64 tiles, K long: 128 units
     # K too short for 4 splits of SPLITK_MIN_K, or too many big units for a wave: 128 x 128 ping-pong, split 2
     assert H.default_config(1024, 1024, 8192).as_dict() == {**split, "stages": 6, "schedule": "pingpong"}
@@ -57,9 +58,14 @@ def test_default_rule_for_decode_and_for_b_stored_k_by_n():
     H200's tuned winner at M = 64); N = 14336 has 112 tiles already. With B stored [K, N] (NN, TN) 4000^3 keeps 128 x 256 (160 columns would be read
     through the 64-byte swizzle: 0.90x cuBLAS on the H200, against 0.99x)."""
     dec = {"BM": 64, "BN": 128, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 1, "multicast": "b"}
-    for m in (1, 16, 64):
+    for m in (1, 16, 32):
         assert H.default_config(m, 4096, 4096).as_dict() == {**dec, "splitk": 2}
         assert H.default_config(m, 14336, 4096, layout="NN").as_dict() == {**dec, "splitk": 1}
+    m64 = {"BM": 64, "BN": 64, "BK": 128, "stages": 6, "schedule": "cooperative", "cluster": 1, "splitk": 1,
+           "multicast": "b"}  # above SWAP_DEFAULT_M: unswapped 64 x 64 tiles, C through TMA boxes
+    for m in (33, 64):
+        assert H.default_config(m, 4096, 4096).as_dict() == m64 == H.default_config(m, 14336, 4096, layout="NN").as_dict()
+    assert m64 in H.HOPPER_CANDIDATES
     assert H.default_config(16, 4096, 1024).splitk == 1  # a split of fewer than 16 K steps is not worth its fixup
     assert H.default_config(4000, 4000, 4000, layout="NN").as_dict()["BN"] == 256
     assert H.default_config(4000, 4000, 4000, layout="TN").as_dict()["BN"] == 256
@@ -337,7 +343,9 @@ def test_decode_gemms_run_swapped_on_an_emulated_sm90_device(tmp_path, monkeypat
                  out=FakeDeviceArray(out))
         rec = ops.last_run()
         if M > H.SWAP_DEFAULT_M:
-            assert rec.arch == "sm_90a" and "swap_ab" not in rec.config and (rec.config["BM"], rec.config["BN"]) == (64, 128)
+            tile = H.default_config(M, N, K, layout=H.layout_of(ta, tb))
+            assert rec.arch == "sm_90a" and "swap_ab" not in rec.config
+            assert (rec.config["BM"], rec.config["BN"], rec.config["BK"]) == (tile.BM, tile.BN, tile.BK)
             assert (rec.config["TRANS_A"], rec.config["TRANS_B"]) == (ta, tb)
         else:
             assert rec.arch == "sm_90a" and rec.config["swap_ab"] is True and rec.config["store"] == "registers"

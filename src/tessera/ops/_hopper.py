@@ -60,6 +60,15 @@ HOPPER_CANDIDATES = [
     {"BM": 64, "BN": 128, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 1, "splitk": 1, "multicast": "b"},
     {"BM": 64, "BN": 128, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 1, "splitk": 2, "multicast": "b"},
     {"BM": 64, "BN": 128, "BK": 64, "stages": 8, "schedule": "cooperative", "cluster": 1, "splitk": 4, "multicast": "b"},
+    # M = 64 unswapped in 64 x 64 tiles of 128-deep K steps (the default there: as many CTAs as the swapped 64 x 64
+    # tile, C stored row-major through TMA boxes; 1.00x cuBLAS against the swapped tile's 0.95-0.98x on the H100,
+    # 2026-12-07-h100-m64-unswapped-probe.json)
+    {"BM": 64, "BN": 64, "BK": 128, "stages": 6, "schedule": "cooperative", "cluster": 1, "splitk": 1, "multicast": "b"},
+    # split-K whose splits each sum and store their own columns once all have arrived (fixup=scatter; the default
+    # for 1024 x 1024 x 16384: 0.964x cuBLAS against 0.923-0.927x gathered on the H100, 2026-12-07-h100-skinny-
+    # scatter-probe.json)
+    {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 1, "splitk": 4, "multicast": "b",
+     "fixup": "scatter"},
     # stream-K: the key only where it is on, so pins written before it stay valid
     {"BM": 128, "BN": 256, "BK": 64, "stages": 4, "schedule": "cooperative", "cluster": 2, "splitk": 1, "multicast": "b",
      "streamk": True},
@@ -149,16 +158,19 @@ class HopperConfig:
         return {**self.meta(), **knobs, **({SWAP: True} if self.swap else {})}
 
 
-def _cfg(BM: int, BN: int, stages: int, schedule: str, cluster: int = 1, splitk: int = 1) -> HopperConfig:
+def _cfg(BM: int, BN: int, stages: int, schedule: str, cluster: int = 1, splitk: int = 1,
+         fixup: str = "gather") -> HopperConfig:
     """A config of the default rule: BM x BN x 64 tiles (a 2-CTA cluster shares B; no stream-K)."""
-    return HopperConfig(BM, BN, 64, LaunchShape(stages=stages, schedule=schedule, cluster=cluster, splitk=splitk))
+    return HopperConfig(BM, BN, 64, LaunchShape(stages=stages, schedule=schedule, cluster=cluster, splitk=splitk,
+                                                fixup=fixup))
 
 
 SWAP_M = 64  # decode: a product of at most this many rows may run swapped (tuning candidates; see `swap_config`)
 # ... and runs swapped by default up to this many. At M = 64 the swapped 64 x 64 tiles with a 6-deep ring beat
 # the unswapped 64 x 128 ones (split or not) and the 4-deep ring on the H100, 2026-12-07 (benchmarks/results/
 # 2026-12-07-h100-decode-config-probe.json: 1.06-1.08x cuBLAS against 0.97-1.10x and 0.97-1.07x)
-SWAP_DEFAULT_M = 64
+SWAP_DEFAULT_M = 32  # ... and above it, to 64, unswapped 64 x 64 tiles (see `default_config`; H100, 2026-12-07-h100-m64-
+# unswapped-probe.json: 1.00x cuBLAS against the swapped 64 x 64 tile's 0.95-0.98x, whose C^T epilogue cost ~1 us)
 
 
 def swap_config(M: int) -> HopperConfig:
@@ -226,6 +238,8 @@ def default_config(M: int, N: int, K: int, reads_tiles: bool = False, layout: st
         return _cfg(128, 256, 4, "cooperative", cluster=2)
     if 4 * big_tiles >= 3 * SMS:
         return _cfg(128, 256, 4, "cooperative")
+    if SWAP_DEFAULT_M < M <= 64:  # 64 x 64 tiles of 128-deep K steps, C stored through TMA (see SWAP_DEFAULT_M)
+        return HopperConfig(64, 64, 128, LaunchShape(stages=6, schedule="cooperative"))
     if M <= 64:
         # decode: memory-bound on the weight; 64-row tiles, K split while the units fill at most half a wave (the
         # tuned winners on the H200, 2026-12-07: 32 tiles x 2 splits at N = 4096, 112 tiles unsplit at N = 14336)
@@ -241,8 +255,8 @@ def default_config(M: int, N: int, K: int, reads_tiles: bool = False, layout: st
         # epilogue reads tiles
         if reads_tiles:
             return _cfg(128, 128, 5, "cooperative", splitk=2)
-        if 4 * -(-M // 128) * -(-N // 256) <= SMS and K >= 4 * SPLITK_MIN_K:
-            return _cfg(128, 256, 4, "cooperative", splitk=4)
+        if 4 * -(-M // 128) * -(-N // 256) <= SMS and K >= 4 * SPLITK_MIN_K:  # each split sums its own columns
+            return _cfg(128, 256, 4, "cooperative", splitk=4, fixup="scatter")
         return _cfg(128, 128, 6, "pingpong", splitk=2)
     if reads_tiles:
         return _cfg(128, 128, 5, "cooperative")
@@ -277,13 +291,15 @@ def gemm_config(M: int, N: int, K: int, dtype: str, reads_tiles: bool = False, l
     """Pinned, else cached, else (with TESSERA_AUTOTUNE=1) measured now, else `default_config`.
 
     The tuned winner is measured on a plain product; a call whose epilogue reads tiles keeps it unless it is
-    a ping-pong config (see `default_config`).
+    a ping-pong config (see `default_config`) or a scatter split-K (its splits store through TMA boxes, which an
+    epilogue that loads whole tiles does not take).
     """
     key = tune_key(M, N, K, dtype, layout)
     found = autotune.lookup(OP, key, candidates(M, N))  # the list tune_gemm measured: an entry names its sha
     if found is None and os.environ.get("TESSERA_AUTOTUNE") == "1":
         found = tune_gemm(M, N, K, dtype, layout=layout)
-    if found is None or (reads_tiles and found.source != "pinned" and found.config["schedule"] == "pingpong"):
+    if found is None or (reads_tiles and found.source != "pinned" and (found.config["schedule"] == "pingpong" or
+                                                                       found.config.get("fixup") == "scatter")):
         return default_config(M, N, K, reads_tiles, layout)
     return HopperConfig.from_config(found.config, found.source)  # a swapped one: ops runs it swapped if it can
 
