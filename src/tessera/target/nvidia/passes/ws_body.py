@@ -36,7 +36,7 @@ from tessera.target.nvidia.ir.types import SMEM_LIMIT
 from tessera.target.nvidia.passes.ws_common import WG_ROWS, binop, index_const, is_scalar, refuse
 from tessera.target.nvidia.knobs import PAIR_AXIS
 from tessera.target.nvidia.passes.ws_walk import (LOCAL_TILE, REGS, TileWalk, multicast_halves, pid_axes, read_once,
-                                                  refuse_dynamic, ring_slot)
+                                                  refuse_dynamic, refuse_scatter, ring_slot)
 from tessera.target.nvidia.passes.ws_match import (ELEM_BYTES, SLOT_ALIGN, Body, Staged, _plan_smem,
                                                    accumulates_only, check_registers, match_body, tma_store_of)
 from tessera.target.nvidia.passes.ws_overlap import plan_rotation, wgmma_inputs
@@ -99,7 +99,7 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
         self._check_k_split(body, tiles)
         self.scatter = fixup == "scatter"  # each split sums and stores its own columns (see _check_scatter)
         if self.scatter:
-            self._check_scatter(body, tiles, cluster, pingpong)
+            refuse_scatter(body, self.tma_store, self.splitk, tiles, cluster, pingpong)
         self.word = self.total  # split-K / stream-K: one 4-byte verdict word per consumer, after the barriers
         if splitk > 1 or streamk:
             self.total += 4 * body.consumers
@@ -167,29 +167,6 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
                          "use splitk, or no K decomposition, for kernels whose K range varies by tile")
         if self.streamk and tiles == "dynamic":
             refuse_dynamic(at, streamk=True)
-
-    def _check_scatter(self, body: Body, tiles: str, cluster: int, pingpong: bool) -> None:
-        """fixup=scatter: split s of S, once every split of its tile has arrived, sums columns [s n / S, (s + 1) n
-        / S) of each block and stores them through their TMA boxes. A split waits for the others, so it may wait
-        only for units that are running or will run before anything waits on it: consecutive units of a static
-        walk in one consumer's order (cooperative, cluster 1); and the epilogue's one store must be the staged
-        accumulator tile (the other columns of a split's registers hold only its own part)."""
-        at, S = body.mmas[0].op, self.splitk
-        hint = ("fixup=scatter takes splitk > 1, schedule=cooperative, cluster=1, tiles=static and an epilogue that "
-                "stores one [BM, N] bf16/f16/f32 tile through TMA; or leave fixup at gather")
-        clash = ("splitk=1: there are no splits to meet" if S == 1 else
-                 "schedule=pingpong: a consumer would wait for its splits while its partner holds the ring" if pingpong
-                 else f"cluster={cluster}" if cluster > 1 else "tiles=dynamic" if tiles == "dynamic" else
-                 "an epilogue whose store does not go through TMA (store=registers, a masked or extra store, a "
-                 "whole-tile load, or no room for the staging boxes)" if self.tma_store is None else None)
-        if clash:
-            raise refuse(at, f"fixup=scatter with {clash}", hint)
-        store = self.tma_store
-        n = store.value.type.get_shape()[1] if isinstance(store, T.StoreOp) else store.value.type.n.data
-        boxes = n // H.WgaccStoreTmaOp.box_cols(store.dest.type.element_type, n)
-        if boxes % S:
-            raise refuse(at, f"fixup=scatter with splitk={S}: the {n}-column tile is stored in {boxes} TMA boxes, "
-                             f"which do not split evenly among {S} splits", hint)
 
     def _plan_kpair(self, body: Body) -> None:
         """multicast=k: rank 0's receive slots (a 64 x n f32 block per consumer warpgroup and 64-row block it

@@ -5,7 +5,8 @@ pairs, split-K, stream-K; `ws_sched` for tiles=dynamic) carrying the ring's step
 `k_loop` for each tile; with whole-tile ping-pong the consumers take alternate tiles and each skips its partner's
 steps in the counter, so both walk one ring. `ws_body.BodyBuilder` is the builder. The helpers: which CTAs read a
 box (`pid_axes`, `read_once`), the 2-CTA multicast load (`multicast_halves`), a step's ring slot and phase
-(`ring_slot`), and the setmaxnreg split (`REGS`).
+(`ring_slot`), the setmaxnreg split (`REGS`), and the refusals of knobs the walk cannot honour
+(`refuse_dynamic`, `refuse_scatter`).
 """
 
 from __future__ import annotations
@@ -111,6 +112,29 @@ def refuse_dynamic(at, cluster: int = 1, streamk: bool = False, whole_tiles: boo
                                           "tiles of a static walk", "use schedule=cooperative")):
         if bad:
             raise refuse(at, f"tiles=dynamic with {what}", hint)
+
+
+def refuse_scatter(body, store, splitk: int, tiles: str, cluster: int, pingpong: bool) -> None:
+    """fixup=scatter: split s of S, once every split of its tile has arrived, sums columns [s n / S, (s + 1) n / S)
+    of each block and stores them through their TMA boxes. A split waits for the others, so it may wait only for
+    units that are running or will run before anything waits on it: consecutive units of a static walk in one
+    consumer's order (cooperative, cluster 1); and the epilogue's one store must be the staged accumulator tile
+    `store` (the other columns of a split's registers hold only its own part)."""
+    at, S = body.mmas[0].op, splitk
+    hint = ("fixup=scatter takes splitk > 1, schedule=cooperative, cluster=1, tiles=static and an epilogue that "
+            "stores one [BM, N] bf16/f16/f32 tile through TMA; or leave fixup at gather")
+    clash = ("splitk=1: there are no splits to meet" if S == 1 else
+             "schedule=pingpong: a consumer would wait for its splits while its partner holds the ring" if pingpong
+             else f"cluster={cluster}" if cluster > 1 else "tiles=dynamic" if tiles == "dynamic" else
+             "an epilogue whose store does not go through TMA (store=registers, a masked or extra store, a "
+             "whole-tile load, or no room for the staging boxes)" if store is None else None)
+    if clash:
+        raise refuse(at, f"fixup=scatter with {clash}", hint)
+    n = store.value.type.get_shape()[1] if isinstance(store, T.StoreOp) else store.value.type.n.data
+    boxes = n // H.WgaccStoreTmaOp.box_cols(store.dest.type.element_type, n)
+    if boxes % S:
+        raise refuse(at, f"fixup=scatter with splitk={S}: the {n}-column tile is stored in {boxes} TMA boxes, "
+                         f"which do not split evenly among {S} splits", hint)
 
 
 def pid_axes(*values: SSAValue) -> set[int]:
