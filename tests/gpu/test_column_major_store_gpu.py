@@ -16,11 +16,7 @@ from test_column_major_store import check_column_major_c, check_i32_row_major_c 
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def _sm90(tmp_path, monkeypatch):
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("needs an sm_90 device")
-    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+pytestmark = pytest.mark.usefixtures("sm90_fresh_cache")  # off sm_90: skipped; an empty cache: default configs
 
 
 @pytest.mark.parametrize("c_dtype, np_c", [("f16", np.float16), ("f32", np.float32), ("i32", np.int32)])

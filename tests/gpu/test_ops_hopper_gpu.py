@@ -17,11 +17,7 @@ from tessera.reference.oracles import error_bound, rel_error
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def _hopper(tmp_path, monkeypatch):
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("needs an sm_90 device")
-    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))  # an empty autotune cache: default configs
+pytestmark = pytest.mark.usefixtures("sm90_fresh_cache")  # off sm_90: skipped; an empty cache: default configs
 
 
 def q(t):

@@ -97,7 +97,7 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
         self.splitk, self.streamk = splitk, streamk
         self.kpair = cluster > 1 and multicast == "k"  # the cluster's CTAs split each tile's K steps
         self._check_k_split(body, tiles)
-        self.scatter = fixup == "scatter"  # each split sums and stores its own columns (see _check_scatter)
+        self.scatter = fixup == "scatter"  # each split sums and stores its own columns (see refuse_scatter)
         if self.scatter:
             refuse_scatter(body, self.tma_store, self.splitk, tiles, cluster, pingpong)
         self.word = self.total  # split-K / stream-K: one 4-byte verdict word per consumer, after the barriers
@@ -438,10 +438,9 @@ class BodyBuilder(StepLoops, TileOverlap, TileWalk):
             part: list[Operation] = []
             fixed_up = self._fixup(regs, mapping, consumer)
             lower_all(regs, part, bd.epilogue)
-            if fixed_up is not None and self.scatter:  # every split stores its own columns of the sum
-                part = [*fixed_up[0], *part]
-            elif fixed_up is not None:  # only the tile's last piece runs the epilogue, on the sum
-                part = [*fixed_up[0], scf.IfOp(fixed_up[1], [], [*part, scf.YieldOp()])]
+            if fixed_up is not None:  # the tile's last piece runs the epilogue on the sum (scatter: every split,
+                fix_ops, last = fixed_up  # each storing its own columns of it)
+                part = [*fix_ops, *(part if self.scatter else [scf.IfOp(last, [], [*part, scf.YieldOp()])])]
             epilogue += part
         if REAL_TILE in mapping:  # the spare CTA of a cluster (an odd count of tiles) stores nothing
             epilogue = [scf.IfOp(mapping[REAL_TILE], [], [*epilogue, scf.YieldOp()])]
