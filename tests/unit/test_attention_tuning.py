@@ -56,7 +56,7 @@ def fill_cache(winner: dict, **changes) -> list:
 
 def test_every_default_is_a_candidate():
     """The rule's picks are among the configs the tuner measures (so each default is tested where they are)."""
-    for d in (64, 128):
+    for d in (64, 128, 256):
         picks = {attention_config(rows, d, hopper=True, causal=c)
                  for rows, c in itertools.product((1, 16, 64, 65, 128, 129, 1024, 4096, 16384), (False, True))}
         assert picks <= {HA.config_of(c, Dh=d) for c in HA.candidates(d) + HA.candidates(d, True)}, d
@@ -141,11 +141,14 @@ def test_tune_attention_checks_its_arguments_before_touching_a_gpu(kwargs, words
 def test_dynamic_tiles_take_every_multi_consumer_candidate_and_pins_name_either(monkeypatch):
     """Dynamic tiles balance tiles of unequal cost (causal) and cost nothing on equal ones, so every candidate with
     two or more consumers takes them; one-consumer (decode) configs, about a tile per SM, stay static unless they
-    split the keys (2-4 programs per tile; causal d = 256 takes one consumer for registers and many tiles). A pin
+    split the keys (2-4 programs per tile; causal d = 256 takes one consumer for registers and many tiles, but
+    for its decode pick, the rule's static one). A pin
     may name either, or leave tiles out (static); anything else is a coded pin error."""
+    decode_256 = {"BLOCK_M": 64, "BLOCK_N": 64, "stages": 2, "schedule": "cooperative"}
     for d in (64, 128, 256):
         for c in HA.candidates(d) + HA.candidates(d, True):
-            many = c["BLOCK_M"] > 64 or c.get("kv_splits", 1) > 1 or (d == 256 and c in HA.CANDIDATES_D256_CAUSAL)
+            causal_256 = d == 256 and c in HA.CANDIDATES_D256_CAUSAL and c != decode_256
+            many = c["BLOCK_M"] > 64 or c.get("kv_splits", 1) > 1 or causal_256
             assert c.get("tiles", "static") == ("dynamic" if many else "static"), c
     monkeypatch.setenv("TESSERA_PIN_ATTENTION_SM90A", "BLOCK_M=128,BLOCK_N=128,stages=2,schedule=cooperative,tiles=static")
     assert choose() == (AttentionConfig(128, 128, 2, "cooperative", tiles="static"), "pinned")

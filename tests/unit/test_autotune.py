@@ -140,6 +140,106 @@ def test_a_measure_that_is_not_callable_is_a_coded_error():
     assert code_of(err) == "OPS_AUTOTUNE_INPUT" and "callable" in err.value.message
 
 
+# --- finalists timed again (the winner's curse) -----------------------------------------------------------
+
+class Sequence:
+    """measure(config): the next of that config's times (an exception in the list is raised), and every call kept."""
+
+    def __init__(self, table: dict):
+        self.table, self.calls = {k: list(v) for k, v in table.items()}, []
+
+    def __call__(self, config):
+        self.calls.append(config)
+        found = self.table[(config["BM"], config["BN"], config["stages"])].pop(0)
+        if isinstance(found, BaseException):
+            raise found
+        return found
+
+
+BIG, MID, SMALL = ((c["BM"], c["BN"], c["stages"]) for c in CANDIDATES)
+
+
+def test_a_lucky_first_time_loses_to_the_steadier_median():
+    # BIG's first time is the least by luck; timed again three times it is the slowest
+    fake = Sequence({BIG: [1.0e-4, 3e-4, 3e-4, 3e-4], MID: [2e-4, 2e-4, 2.1e-4, 1.9e-4], SMALL: [5e-4]})
+    res = A.tune("gemm", KEY, CANDIDATES, fake, progress=False, finalists=2, rounds=3)
+    assert res.config == CANDIDATES[1] and res.seconds == 2e-4 and res.source == "measured"
+    # the first pass, then three rounds over the two finalists, each round starting at the next one
+    assert fake.calls == CANDIDATES + [CANDIDATES[0], CANDIDATES[1], CANDIDATES[1], CANDIDATES[0], CANDIDATES[0],
+                                       CANDIDATES[1]]
+    assert [t.config for t in res.confirmations] == fake.calls[3:] and len(res.timings) == 3
+
+
+def test_the_baseline_is_timed_again_and_kept_unless_beaten_by_the_margin():
+    steady = {BIG: [1e-4] * 4, MID: [2e-4] * 4}
+    # SMALL (the baseline) is slowest at first, so not a finalist, but it runs in the rounds
+    close = Sequence({**steady, SMALL: [5e-4] + [1.005e-4] * 3})
+    res = A.tune("gemm", KEY, CANDIDATES, close, progress=False, finalists=1, rounds=3, baseline=CANDIDATES[2])
+    assert res.config == CANDIDATES[2] and res.seconds == 1.005e-4  # within 1% of BIG: the baseline stays
+    assert sorted(map(str, close.calls[3:])) == sorted(map(str, [CANDIDATES[0], CANDIDATES[2]] * 3))
+    beaten = Sequence({**steady, SMALL: [5e-4] + [1.02e-4] * 3})
+    res = A.tune("gemm", KEY, CANDIDATES, beaten, cache=False, progress=False, finalists=1, rounds=3,
+                 baseline=CANDIDATES[2])
+    assert res.config == CANDIDATES[0] and res.seconds == 1e-4
+
+
+def test_a_finalist_failing_when_timed_again_is_dropped_and_all_failing_is_a_coded_error(tmp_path):
+    flaky = Sequence({BIG: [1e-4, RuntimeError("illegal address")], MID: [2e-4] * 4, SMALL: [5e-4]})
+    res = A.tune("gemm", KEY, CANDIDATES, flaky, progress=False, finalists=2, rounds=3)
+    assert res.config == CANDIDATES[1]
+    assert [t.error is not None for t in res.confirmations].count(True) == 1  # BIG is not timed again after it
+    assert len(res.confirmations) == 4
+    broken = Sequence({BIG: [1e-4, RuntimeError("illegal address")], MID: [2e-4, ValueError("wrong result")],
+                       SMALL: [5e-4]})
+    with pytest.raises(TesseraError) as err:
+        A.tune("gemm", {**KEY, "K": 1024}, CANDIDATES, broken, progress=False, finalists=2, rounds=1)
+    assert code_of(err) == "OPS_AUTOTUNE_FAILED" and "illegal address" in err.value.message
+    assert "wrong result" in err.value.message and len(err.value.trials) == 5
+    assert len(json.loads(cache_file(tmp_path).read_text())["entries"]) == 1  # only the first key's
+
+
+def test_one_finalist_and_no_baseline_times_nothing_again():
+    fake = Sequence({BIG: [1e-4], MID: [2e-4], SMALL: [5e-4]})
+    res = A.tune("gemm", KEY, CANDIDATES, fake, progress=False, finalists=1, rounds=3)
+    assert res.config == CANDIDATES[0] and fake.calls == CANDIDATES and res.confirmations == ()
+
+
+def test_confirmations_are_cached_with_the_winner(tmp_path):
+    fake = Sequence({BIG: [1.0e-4, 3e-4, 3e-4, 3e-4], MID: [2e-4] * 4, SMALL: [5e-4]})
+    first = A.tune("gemm", KEY, CANDIDATES, fake, progress=False, finalists=2, rounds=3)
+    again = Sequence({})
+    second = A.tune("gemm", KEY, CANDIDATES, again, progress=False, finalists=2, rounds=3)
+    assert again.calls == [] and second.source == "cache" and second.config == CANDIDATES[1]
+    assert second.confirmations == first.confirmations and second.seconds == 2e-4
+    assert A.lookup("gemm", KEY, CANDIDATES).confirmations == first.confirmations
+    (entry,) = json.loads(cache_file(tmp_path).read_text())["entries"].values()
+    assert entry["winner"] == CANDIDATES[1] and len(entry["confirmations"]) == 6
+
+
+def test_the_values_the_ops_tuners_pass_time_the_finalists_and_the_baseline():
+    """tessera.ops' tuners pass FINALISTS, ROUNDS and their untuned default: every finalist and the baseline run
+    ROUNDS more times."""
+    many = [{"BM": 64 * i, "BN": 64, "BK": 64, "stages": 1} for i in range(1, 7)]
+    times = {(c["BM"], c["BN"], c["stages"]): [1e-4 * (1 + i / 10)] * (1 + A.ROUNDS) for i, c in enumerate(many)}
+    fake = Sequence(times)
+    res = A.tune("gemm", KEY, many, fake, cache=False, progress=False, finalists=A.FINALISTS, rounds=A.ROUNDS,
+                 baseline=many[-1])
+    again = fake.calls[len(many):]
+    assert len(again) == (A.FINALISTS + 1) * A.ROUNDS and {str(c) for c in again} == {str(c) for c in
+                                                                                       many[:A.FINALISTS] + many[-1:]}
+    assert res.config == many[0]
+
+
+@pytest.mark.parametrize("kwargs, what", [({"finalists": 0}, "finalists=0"), ({"rounds": -1}, "rounds=-1"),
+                                          ({"finalists": True}, "finalists=True"), ({"rounds": 1.5}, "rounds=1.5"),
+                                          ({"baseline": {"BM": 1}}, "is not one of the candidates")])
+def test_bad_confirmation_arguments_are_coded_errors(kwargs, what):
+    fake = fast_second()
+    with pytest.raises(TesseraError) as err:
+        A.tune("gemm", KEY, CANDIDATES, fake, progress=False, **kwargs)
+    assert code_of(err) == "OPS_AUTOTUNE_INPUT" and what in err.value.message and fake.calls == []
+
+
 # --- the disk cache ----------------------------------------------------------------------------------------
 
 def test_a_second_call_returns_the_cached_winner_without_measuring(tmp_path):

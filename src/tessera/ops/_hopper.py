@@ -263,6 +263,14 @@ def default_config(M: int, N: int, K: int, reads_tiles: bool = False, layout: st
     return _cfg(128, 64, 8, "pingpong")  # few tiles (small M or N): more, narrower ones
 
 
+def untuned_config(M: int, N: int, K: int, layout: str = "NT") -> HopperConfig:
+    """The config a plain product runs with nothing tuned or pinned: swapped up to SWAP_DEFAULT_M where it can
+    swap (`swap_config`), else `default_config` (tune_gemm's baseline; ops' own choice is in ops/_gemm.py)."""
+    if M <= SWAP_DEFAULT_M and can_swap(M, N):
+        return swap_config(M)
+    return default_config(M, N, K, False, layout)
+
+
 def _wave_cost(M: int, N: int, bm: int, bn: int) -> int:
     """Waves of bm x bn tiles over the SMs times the tile's area: the work a compute-bound GEMM pays for."""
     return -(-(-(-M // bm) * -(-N // bn)) // SMS) * bm * bn
@@ -365,4 +373,6 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT"
             fire(sync=i == 0)
         return cold_median_seconds(fire, runs, cold, stream)
 
-    return autotune.tune(OP, tune_key(M, N, K, dtype, layout), candidates(M, N), measure, progress=progress)
+    return autotune.tune(OP, tune_key(M, N, K, dtype, layout), candidates(M, N), measure, progress=progress,
+                         finalists=autotune.FINALISTS, rounds=autotune.ROUNDS,
+                         baseline=untuned_config(M, N, K, layout).as_dict())

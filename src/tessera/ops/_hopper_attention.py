@@ -69,6 +69,8 @@ CANDIDATES_D256 = [
 CANDIDATES_D256_CAUSAL = [
     {"BLOCK_M": 64, "BLOCK_N": 64, "stages": 2, "schedule": "cooperative", "tiles": "dynamic"},
     {"BLOCK_M": 64, "BLOCK_N": 64, "stages": 3, "schedule": "cooperative", "tiles": "dynamic"},
+    # decode (<= 64 query rows: a tile per program, nothing to balance): the rule's pick there, static
+    {"BLOCK_M": 64, "BLOCK_N": 64, "stages": 2, "schedule": "cooperative"},
 ]
 _ALLOWED = {"BLOCK_M": (64, 128), "BLOCK_N": (64, 128), "stages": (1, 2, 3, 4), "schedule": ("cooperative", "pingpong")}
 _OPTIONAL = {"tiles": ("static", "dynamic"), "kv_splits": (1, 2, 4, 8)}  # left out: static (pins and cache entries written before the knob)
@@ -206,5 +208,8 @@ def tune_attention(B: int, H: int, S_q: int, S_k: int, Dh: int, *, H_kv: int | N
         check(config)
         return cold_median_seconds(lambda: ck.launch(grid, args, stream=stream), runs, cold, stream)
 
-    return autotune.tune(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), candidates(Dh, causal), measure,
-                         progress=progress)
+    found = candidates(Dh, causal)
+    untuned = attention_config(rows, Dh, hopper=True, causal=causal)
+    baseline = next((c for c in found if config_of(c, "candidate", Dh) == untuned), None)
+    return autotune.tune(OP, tune_key(B, H, H_kv, S_q, S_k, Dh, causal, dtype), found, measure, progress=progress,
+                         finalists=autotune.FINALISTS, rounds=autotune.ROUNDS, baseline=baseline)

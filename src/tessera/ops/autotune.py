@@ -15,6 +15,12 @@ Why it is shaped this way:
   fails, OPS_AUTOTUNE_FAILED lists each one's error.
 * No per-call state on shared objects: a tune is one function call; the only
   module state is the pin table (what people asked for).
+* Winner's curse: the least of many noisy first-pass times is often luck
+  (or a cooler GPU early in the pass). With `finalists`/`rounds` the fastest
+  few, and the `baseline` (the caller's untuned default), are timed again in
+  interleaved rounds and chosen by their median; the baseline is kept unless
+  a finalist beats it by BASELINE_MARGIN, so tuning does not trade the tested
+  default for noise.
 * Precedence: a pin beats the cache and measurement. The environment pin
   TESSERA_PIN_<OP> beats a pin() made in code (the person running the
   program overrides the program); among code pins the most specific
@@ -38,6 +44,7 @@ import json
 import math
 import os
 import re
+import statistics
 import sys
 import tempfile
 import warnings
@@ -54,6 +61,8 @@ FILE_NAME = "autotune.json"
 QUIET_ENV = "TESSERA_AUTOTUNE_QUIET"
 PIN_ENV_PREFIX = "TESSERA_PIN_"
 _SCALARS = (str, int, float, bool)
+FINALISTS, ROUNDS = 3, 3  # what tessera.ops' tuners pass to `tune` (see the module docstring: winner's curse)
+BASELINE_MARGIN = 0.01  # a finalist replaces the baseline only when its confirmed median is this much less
 _pins: list[tuple[str, dict, dict]] = []  # (op, key_subset, config), in pin() order
 generation = 0  # bumped whenever a choice may change (pin, unpin, a new measurement): warm calls re-choose
 
@@ -77,8 +86,10 @@ class TuneResult:
     """The chosen config and where it came from: source is "pinned", "cache" or "measured".
 
     timings: every candidate's Trial (from the cache entry on a hit, empty
-    when pinned); seconds: the winner's time (None when pinned);
-    measured_at: ISO time of the measurement; pinned_by: which pin.
+    when pinned); seconds: the winner's time (None when pinned; its
+    confirmed median when finalists were timed again); measured_at: ISO time
+    of the measurement; pinned_by: which pin; confirmations: the finalists'
+    Trials of the interleaved rounds, in the order they ran.
     """
 
     op: str
@@ -89,6 +100,7 @@ class TuneResult:
     seconds: float | None = None
     measured_at: str | None = None
     pinned_by: str | None = None
+    confirmations: tuple[Trial, ...] = ()
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -252,8 +264,9 @@ def _candidates_sha(candidates: list) -> str:
     return hashlib.sha256(json.dumps(candidates, sort_keys=True).encode()).hexdigest()
 
 
-def _cached(entry, candidates: list, where: Path) -> tuple[dict, float, str, tuple[Trial, ...]] | None:
-    """(winner, seconds, measured_at, trials) of an entry measured over these candidates, else None (a miss).
+def _cached(entry, candidates: list, where: Path) -> tuple[dict, float, str, tuple, tuple] | None:
+    """(winner, seconds, measured_at, trials, confirmations) of an entry measured over these candidates, else None
+    (a miss).
 
     A missing entry or one over another candidate list is a plain miss; a malformed one is also reported.
     """
@@ -264,8 +277,9 @@ def _cached(entry, candidates: list, where: Path) -> tuple[dict, float, str, tup
             return None
         winner, seconds, when = entry["winner"], entry["seconds"], entry["measured_at"]
         trials = tuple(Trial(**t) for t in entry["timings"])
+        confirmations = tuple(Trial(**t) for t in entry.get("confirmations", ()))
         if winner in candidates and float(seconds) > 0 and isinstance(when, str):
-            return dict(candidates[candidates.index(winner)]), float(seconds), when, trials  # the caller's order
+            return dict(candidates[candidates.index(winner)]), float(seconds), when, trials, confirmations
     except (TypeError, KeyError, ValueError):
         pass
     _warn(f"{where}: a malformed entry; re-measuring")
@@ -275,13 +289,18 @@ def _cached(entry, candidates: list, where: Path) -> tuple[dict, float, str, tup
 # --- tuning ----------------------------------------------------------------------------------------------
 
 def tune(op: str, key: dict, candidates: list[dict], measure: Callable[[dict], float], *, cache=None,
-         progress: bool | None = None) -> TuneResult:
+         progress: bool | None = None, finalists: int = 1, rounds: int = 0,
+         baseline: dict | None = None) -> TuneResult:
     """The best of `candidates` for `op` at `key`: pinned, else cached, else measured (then cached).
 
     key: JSON scalars naming the problem (shape buckets, dtype, arch, toolchain string).
     candidates: configs (dicts of JSON scalars); measure(config) -> seconds, or raises.
     cache: None or True (the default file), False (no disk cache), a TuneCache, or a file path.
     progress: one line per candidate to stderr; None means on unless TESSERA_AUTOTUNE_QUIET=1.
+    finalists, rounds, baseline: after the first pass, the `finalists` fastest candidates and `baseline` (one of
+    the candidates: the caller's untuned default) are measured `rounds` more times, interleaved; the least
+    median wins, the baseline unless beaten by BASELINE_MARGIN. A finalist failing there is dropped. The
+    defaults (1, 0, None) keep the first pass's fastest.
     Errors: OPS_AUTOTUNE_INPUT (malformed arguments), OPS_AUTOTUNE_PIN_INVALID (bad pin),
     OPS_AUTOTUNE_FAILED (every candidate failed; nothing is cached; its `.trials` hold the whole errors).
     """
@@ -294,6 +313,14 @@ def tune(op: str, key: dict, candidates: list[dict], measure: Callable[[dict], f
         _check_config(c, "autotune.tune", D.OPS_AUTOTUNE_INPUT, f"candidate {i + 1}")
     if not callable(measure):
         raise OpsError(D.OPS_AUTOTUNE_INPUT, "autotune.tune", f"measure is a {type(measure).__name__}, not a callable")
+    for name, value in (("finalists", finalists), ("rounds", rounds)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "finalists" else 0):
+            raise OpsError(D.OPS_AUTOTUNE_INPUT, "autotune.tune", f"{name}={value!r}: an int >= "
+                                                                  f"{1 if name == 'finalists' else 0}")
+    if baseline is not None and baseline not in candidates:
+        raise OpsError(D.OPS_AUTOTUNE_INPUT, "autotune.tune", f"baseline {baseline!r:.120} is not one of the "
+                                                              "candidates", hint="pass the untuned default, which "
+                                                                                 "the candidates must hold")
     candidates = [dict(c) for c in candidates]
     key = dict(key)
     say = _printer(progress, f"autotune {op} {describe(key)}")
@@ -305,9 +332,9 @@ def tune(op: str, key: dict, candidates: list[dict], measure: Callable[[dict], f
     name = entry_name(op, key)
     hit = _cached(store.entries().get(name), candidates, store.path) if store is not None else None
     if hit is not None:
-        winner, seconds, when, trials = hit
+        winner, seconds, when, trials, confirmations = hit
         say(f"cached {_fmt(winner)}: {seconds * 1e3:.3f} ms (measured {when})")
-        return TuneResult(op, key, winner, "cache", trials, seconds, when)
+        return TuneResult(op, key, winner, "cache", trials, seconds, when, confirmations=confirmations)
     trials, best = [], None
     for i, config in enumerate(candidates):
         trial = _run(measure, config)
@@ -325,16 +352,61 @@ def tune(op: str, key: dict, candidates: list[dict], measure: Callable[[dict], f
                                                            f"{describe(key)}: {listing}")
         error.trials = tuple(trials)  # each candidate's whole error text, for the caller's records
         raise error
+    winner, seconds, confirmations = best.config, best.seconds, ()
+    if rounds:
+        winner, seconds, confirmations = _confirm(measure, trials, finalists, rounds, baseline, say)
     when = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    result = TuneResult(op, key, dict(best.config), "measured", tuple(trials), best.seconds, when)
+    result = TuneResult(op, key, dict(winner), "measured", tuple(trials), seconds, when,
+                        confirmations=confirmations)
     if store is not None:
         store.put(name, {"op": op, "key": key, "tessera": __version__, "candidates_sha256": _candidates_sha(candidates),
-                         "winner": best.config, "seconds": best.seconds, "measured_at": when,
-                         "timings": [asdict(t) for t in trials]})
+                         "winner": winner, "seconds": seconds, "measured_at": when,
+                         "timings": [asdict(t) for t in trials],
+                         **({"confirmations": [asdict(t) for t in confirmations]} if confirmations else {})})
     _changed()
     failed = sum(t.error is not None for t in trials)
-    say(f"chose {_fmt(best.config)}: {best.seconds * 1e3:.3f} ms of {len(trials)} ({failed} failed)")
+    say(f"chose {_fmt(winner)}: {seconds * 1e3:.3f} ms of {len(trials)} ({failed} failed)")
     return result
+
+
+def _confirm(measure, trials: list[Trial], finalists: int, rounds: int, baseline: dict | None,
+             say) -> tuple[dict, float, tuple[Trial, ...]]:
+    """(winner, its median, the rounds' Trials): the fastest `finalists` of the first pass and the baseline (if
+    it ran) timed `rounds` more times, each round in a rotated order so no config always runs first."""
+    ran = sorted((t for t in trials if t.error is None), key=lambda t: t.seconds)
+    pool = [t.config for t in ran[:finalists]]
+    if baseline is not None and baseline not in pool and any(t.config == baseline for t in ran):
+        pool.append(dict(baseline))
+    if len(pool) == 1:
+        return ran[0].config, ran[0].seconds, ()
+    times: list[list[float]] = [[] for _ in pool]
+    failed: set[int] = set()
+    confirmations = []
+    for r in range(rounds):
+        for i in [(r + j) % len(pool) for j in range(len(pool))]:
+            if i in failed:
+                continue
+            trial = _run(measure, pool[i])
+            confirmations.append(trial)
+            if trial.error is not None:
+                failed.add(i)
+                say(f"finalist {_fmt(pool[i])} failed when timed again: {_first_line(trial.error)}")
+            else:
+                times[i].append(trial.seconds)
+    medians = {i: statistics.median(ts) for i, ts in enumerate(times) if i not in failed}
+    if not medians:  # every finalist failed once measured again: none is trusted
+        error = OpsError(D.OPS_AUTOTUNE_FAILED, "autotune", "every finalist failed when timed again: " + "; ".join(
+            f"{_fmt(t.config)}: {_first_line(t.error)}" for t in confirmations if t.error))
+        error.trials = tuple(trials) + tuple(confirmations)
+        raise error
+    best = min(medians, key=medians.get)
+    base = pool.index(baseline) if baseline in pool else None
+    if base in medians and medians[best] > (1 - BASELINE_MARGIN) * medians[base]:
+        best = base  # within the margin of the tested default: keep it
+    for i, m in medians.items():
+        say(f"finalist {_fmt(pool[i])}: median {m * 1e3:.3f} ms of {len(times[i])}"
+            f"{' (baseline)' if i == base else ''}")
+    return pool[best], medians[best], tuple(confirmations)
 
 
 def lookup(op: str, key: dict, candidates: list[dict], *, cache=None) -> TuneResult | None:
@@ -349,8 +421,8 @@ def lookup(op: str, key: dict, candidates: list[dict], *, cache=None) -> TuneRes
     hit = _cached(store.entries(report=False).get(entry_name(op, dict(key))), candidates, store.path)
     if hit is None:
         return None
-    winner, seconds, when, trials = hit
-    return TuneResult(op, dict(key), winner, "cache", trials, seconds, when)
+    winner, seconds, when, trials, confirmations = hit
+    return TuneResult(op, dict(key), winner, "cache", trials, seconds, when, confirmations=confirmations)
 
 
 def _store(cache) -> TuneCache | None:
