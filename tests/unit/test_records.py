@@ -171,6 +171,36 @@ def test_the_build_id_changes_when_a_source_file_changes(tmp_path, monkeypatch):
         store.build_id.cache_clear()
 
 
+def test_the_build_id_is_the_contents_not_where_or_when_the_tree_was_written(tmp_path, monkeypatch):
+    """A same-size edit is a new build; a copy of the tree at another path with other mtimes (a cache warmed on one
+    machine, carried to another) is the same build; a renamed file is not."""
+    import os
+    import shutil
+
+    def tree(root, body="x = 1\n"):
+        (root / "sub").mkdir(parents=True)
+        (root / "__init__.py").write_text("")
+        (root / "sub" / "m.py").write_text(body)
+        return root
+
+    def build_of(root):
+        monkeypatch.setattr(store, "_package_root", lambda: str(root))
+        store.build_id.cache_clear()
+        try:
+            return store.build_id()
+        finally:
+            store.build_id.cache_clear()
+
+    first = build_of(tree(tmp_path / "a" / "tessera"))
+    copy = tmp_path / "elsewhere" / "tessera"
+    shutil.copytree(tmp_path / "a" / "tessera", copy)
+    os.utime(copy / "sub" / "m.py", ns=(1, 1))
+    assert build_of(copy) == first
+    assert build_of(tree(tmp_path / "b" / "tessera", "x = 2\n")) != first  # same size, other contents
+    (copy / "sub" / "m.py").rename(copy / "sub" / "n.py")
+    assert build_of(copy) != first
+
+
 def test_the_toolchain_versions_are_what_importlib_metadata_and_nvrtc_report():
     """Read from dist-info names (no importlib.metadata, no NVRTC import on a warm process's first call), they
     must equal what the slow readers say: a tune key or launch record made either way is the same."""

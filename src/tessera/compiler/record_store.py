@@ -2,8 +2,8 @@
 signature, the argument declarations, the pipeline text and the cubin's cache key -- so a process with a warm
 cache skips lowering and emission (and, through `tessera.compiler.records`, tracing and xDSL).
 
-A key (`key_of`) covers the request plus the Tessera build (`build_id`: every package source file's size and
-mtime) and the toolchain (`toolchain_id`), so an edit to a pass or the emitter, or another NVRTC, is a miss. A
+A key (`key_of`) covers the request plus the Tessera build (`build_id`: every package source file's path and
+contents) and the toolchain (`toolchain_id`), so an edit to a pass or the emitter, or another NVRTC, is a miss. A
 record that does not parse, names another key, or points at a cubin that is gone or has another sha256 is a miss
 too, never a wrong kernel. Records live beside the cubins: `<cache dir>/records/<key[:2]>/<key>.json`.
 """
@@ -27,9 +27,11 @@ def key_of(request: list) -> str:
 
 @lru_cache(maxsize=1)
 def build_id() -> str:
-    """The Tessera build: every package source file's path, size and mtime (an edit, or a new version's
-    __init__.py, is a new build; about 2 ms for the tree). A package whose sources cannot be listed (a zip
-    import) gets an id of this process alone: its records are never read by another process."""
+    """The Tessera build: every package source file's path (from the package root) and contents (an edit, or a
+    new version's __init__.py, is a new build; a copy of the same tree elsewhere, with other mtimes, is the same
+    build, so a cache warmed on one machine serves another; about 4 ms for the tree). A package whose sources
+    cannot be listed (a zip import) gets an id of this process alone: its records are never read by another
+    process."""
     root = _package_root()
     if not os.path.isfile(os.path.join(root, "__init__.py")):
         return f"unlisted-{os.getpid()}-{os.urandom(8).hex()}"
@@ -38,8 +40,10 @@ def build_id() -> str:
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
             if name.endswith(".py"):
-                st = os.stat(os.path.join(dirpath, name))
-                h.update(f"{os.path.relpath(dirpath, root)}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+                with open(os.path.join(dirpath, name), "rb") as f:
+                    body = f.read()
+                h.update(f"{os.path.relpath(dirpath, root)}/{name}:{len(body)}:".encode())
+                h.update(hashlib.sha256(body).digest())
     return h.hexdigest()
 
 
