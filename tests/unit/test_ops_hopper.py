@@ -145,8 +145,24 @@ def test_every_default_config_compiles_to_hgmma_without_local_memory(shape, read
              T(("M", "N"), "bf16") if reads_tiles else None, tessera.scalar("f32"),
              tessera.scalar("f32") if reads_tiles else None)
     ck = tessera.compile(G.gemm.trace(*specs, **cfg.meta(), TRANS_B=True, ACTIVATION="gelu"), "sm_90a",
-                         stages=cfg.stages, schedule=cfg.schedule, cache=CompileCache(disk=False))
+                         shape=cfg.shape, cache=CompileCache(disk=False))
     assert "HGMMA" in ck.sass() and not has_local_memory(ck.cubin), cfg
+
+
+@pytest.mark.parametrize("layout", ["NT", "NN"])
+def test_every_tuning_candidate_compiles_to_hgmma_without_local_memory(layout, tmp_path, monkeypatch):
+    """What tune_gemm may pick (`compile_plain`, the kernel it times) never spills: the register budget is part
+    of a config's correctness. A swapped candidate is compiled as ops runs it, in the other layout."""
+    from tessera.target.nvidia.toolchain.sass import has_local_memory
+
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    flip = {"NT": "NT", "NN": "TT"}  # swapped: b^T a^T, each operand read the other way
+    spills = []
+    for cfg in H.HOPPER_CANDIDATES:
+        ck, _ = H.compile_plain(cfg, "bf16", flip[layout] if cfg.get(H.SWAP) else layout)
+        if "HGMMA" not in ck.sass() or has_local_memory(ck.cubin):
+            spills.append((cfg, ck.report.registers, ck.report.stack_bytes, ck.report.local_bytes))
+    assert not spills, spills
 
 
 @pytest.mark.parametrize("M", [1, 16, 64])
