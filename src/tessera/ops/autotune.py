@@ -25,7 +25,7 @@ Why it is shaped this way:
   TESSERA_PIN_<OP> beats a pin() made in code (the person running the
   program overrides the program); among code pins the most specific
   key_subset wins, then the latest.
-* The disk cache is one JSON file, `autotune.json` under $TESSERA_CACHE_DIR
+* The disk cache (tessera.ops._tune_cache) is one JSON file, `autotune.json` under $TESSERA_CACHE_DIR
   (else ~/.cache/tessera), written to a temp file and renamed into place so
   a reader never sees half a file. Entries are keyed by op + the canonical
   (sorted) key + the tessera version; put the toolchain string in the key
@@ -39,15 +39,11 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import datetime
-import hashlib
-import json
 import math
 import os
 import re
 import statistics
 import sys
-import tempfile
-import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -55,9 +51,8 @@ from typing import Callable
 from tessera import __version__
 from tessera.ir import diagnostics as D
 from tessera.ops._common import OpsError
+from tessera.ops._tune_cache import FILE_NAME, FORMAT, TuneCache, _candidates_sha, _store, _warn, entry_name  # noqa: F401
 
-FORMAT = "tessera-autotune-1"
-FILE_NAME = "autotune.json"
 QUIET_ENV = "TESSERA_AUTOTUNE_QUIET"
 PIN_ENV_PREFIX = "TESSERA_PIN_"
 _SCALARS = (str, int, float, bool)
@@ -204,65 +199,7 @@ def _pinned(op: str, key: dict, candidates: list) -> tuple[dict, str] | None:
     return found
 
 
-# --- the disk cache ----------------------------------------------------------------------------------------
-
-class TuneCache:
-    """The JSON file of winners: `path` (default $TESSERA_CACHE_DIR/autotune.json, else ~/.cache/tessera/...)."""
-
-    def __init__(self, path: str | os.PathLike | None = None):
-        root = Path(os.environ.get("TESSERA_CACHE_DIR") or Path.home() / ".cache" / "tessera")
-        self.path = Path(path) if path is not None else root / FILE_NAME
-
-    def entries(self, report: bool = True) -> dict:
-        """Every entry, or {} (with an OPS_AUTOTUNE_CACHE_CORRUPT warning if `report`) when the file is unusable."""
-        problem = None
-        try:
-            data = json.loads(self.path.read_text())
-        except FileNotFoundError:
-            return {}
-        except (OSError, UnicodeDecodeError) as err:
-            problem = f"cannot read {self.path} ({err})"
-        except ValueError as err:
-            problem = f"{self.path} is not JSON ({err})"
-        else:
-            if isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("entries"), dict):
-                return data["entries"]
-            problem = f"{self.path} is not a {FORMAT} file"
-        if report:
-            _warn(f"{problem}; ignoring it (the next tune rewrites it)")
-        return {}
-
-    def put(self, name: str, entry: dict) -> None:
-        """Add or replace one entry: read, update, write a temp file in the same directory, rename into place."""
-        entries = self.entries(report=False)  # re-read: keep what other processes wrote meanwhile
-        entries[name] = entry
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".autotune-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w") as f:
-                    json.dump({"format": FORMAT, "entries": entries}, f, indent=1)
-                os.replace(tmp, self.path)
-            except BaseException:
-                os.unlink(tmp)
-                raise
-        except OSError as err:
-            warnings.warn(f"{D.OPS_AUTOTUNE_CACHE_CORRUPT.name}: cannot write {self.path} ({err}); "
-                          "the result is not cached", RuntimeWarning, stacklevel=3)
-
-
-def _warn(message: str) -> None:
-    warnings.warn(f"{D.OPS_AUTOTUNE_CACHE_CORRUPT.name}: {message}", RuntimeWarning, stacklevel=4)
-
-
-def entry_name(op: str, key: dict) -> str:
-    """The cache entry's name: op, the canonical key (sorted JSON) and the tessera version."""
-    return json.dumps([op, key, __version__], sort_keys=True, separators=(",", ":"))
-
-
-def _candidates_sha(candidates: list) -> str:
-    return hashlib.sha256(json.dumps(candidates, sort_keys=True).encode()).hexdigest()
-
+# --- reading a cache entry ---------------------------------------------------------------------------------
 
 def _cached(entry, candidates: list, where: Path) -> tuple[dict, float, str, tuple, tuple] | None:
     """(winner, seconds, measured_at, trials, confirmations) of an entry measured over these candidates, else None
@@ -423,19 +360,6 @@ def lookup(op: str, key: dict, candidates: list[dict], *, cache=None) -> TuneRes
         return None
     winner, seconds, when, trials, confirmations = hit
     return TuneResult(op, dict(key), winner, "cache", trials, seconds, when, confirmations=confirmations)
-
-
-def _store(cache) -> TuneCache | None:
-    if cache is False:
-        return None
-    if cache is None or cache is True:
-        return TuneCache()
-    if isinstance(cache, TuneCache):
-        return cache
-    if isinstance(cache, (str, os.PathLike)):
-        return TuneCache(cache)
-    raise OpsError(D.OPS_AUTOTUNE_INPUT, "autotune.tune", f"cache={cache!r:.80}: pass None or True (the default file), "
-                                                          "False (none), a TuneCache or a file path")
 
 
 def _run(measure, config: dict) -> Trial:
