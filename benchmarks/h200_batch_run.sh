@@ -43,7 +43,20 @@ if [ "${STEP:-1}" = twelfth ]; then  # an H200: the issue's table (default and t
       --out "$OUT/hopper-gemm-layouts.json" > "$OUT/log.txt" 2>&1
     echo "gemm rc=$?"; tail -3 "$OUT/log.txt" | cut -c1-600
   }
-  if [ "$h200" = 1 ]; then table ""; tests; else tests; table --no-tune; fi
+  probe() {  # name timeout command...: an H200's probes, as the call's time allows
+    local name=$1 want=$2; shift 2
+    local left=$((${DEADLINE_S:-565} - SECONDS)); [ "$left" -lt 25 ] && { echo "$name skipped"; return; }
+    timeout $((want < left ? want : left)) "$@" >> "$OUT/probes.txt" 2>&1; echo "$name rc=$?"
+  }
+  if [ "$h200" = 1 ]; then
+    table ""; tests
+    # where the H200's decode rows stand: the K sweep (intercept and streaming rate), M = 64 and the skinny split-K
+    probe floor 60 python3 benchmarks/decode_floor.py --out "$OUT/floor.json"
+    probe m64 60 python3 benchmarks/decode_config_probe.py --set m64 --out "$OUT/m64.json"
+    probe skinny 80 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json"
+  else
+    tests; table --no-tune
+  fi
   exit 0
 fi
 if [ "${STEP:-1}" = defaults ]; then  # (eleventh session, ~5 minutes) the new defaults' GPU tests, then the table
