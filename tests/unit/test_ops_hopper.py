@@ -358,7 +358,7 @@ def test_decode_gemms_run_swapped_on_an_emulated_sm90_device(tmp_path, monkeypat
         ops.gemm(FakeDeviceArray(a), FakeDeviceArray(w), trans_a=ta, trans_b=tb, activation="silu",
                  out=FakeDeviceArray(out))
         rec = ops.last_run()
-        untuned = H.untuned_config(M, N, K, H.layout_of(ta, tb))  # tune_gemm's baseline is what ran untuned
+        untuned = H.untuned_config(M, N, K, layout=H.layout_of(ta, tb))  # tune_gemm's baseline is what ran untuned
         assert (rec.config["BM"], rec.config["BN"], rec.config["BK"], rec.config["stages"],
                 rec.config.get("swap_ab", False)) == (untuned.BM, untuned.BN, untuned.BK, untuned.stages, untuned.swap)
         if M > H.SWAP_DEFAULT_M:

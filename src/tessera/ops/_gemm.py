@@ -104,16 +104,15 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, resid
     hopper = arch is not None and H.eligible(arch, A, B, ta, tb, O)
     cfg = (H.gemm_config(M, N, K, A.dtype, reads_c or R is not None, H.layout_of(ta, tb)) if hopper
            else gemm_config(M, N, K, arch, A.dtype))
-    # decode: C^T = op(b)^T op(a)^T, the wide operand in wgmma's rows, where nothing is tuned or pinned (M <=
-    # SWAP_DEFAULT_M) or the tuned or pinned config is a swapped one; a swapped one for a call that cannot swap gives way to the rule.
-    # The epilogue's inputs swap too: c and a residual are read through their transposed views, as C^T is
-    # written, and a bias is added along C^T's rows (BIAS_AXIS="m")
-    swap_ok = hopper and H.can_swap(M, N)
-    if hopper and cfg.swap and not swap_ok:
+    # decode: C^T = op(b)^T op(a)^T, the wide operand in wgmma's rows, where the config is a swapped one (the
+    # untuned rule's up to SWAP_DEFAULT_M, or a tuned or pinned one); a swapped one for a call that cannot swap
+    # gives way to the rule. The epilogue's inputs swap too: c and a residual are read through their transposed
+    # views, as C^T is written, and a bias is added along C^T's rows (BIAS_AXIS="m")
+    if hopper and cfg.swap and not H.can_swap(M, N):
         cfg = H.default_config(M, N, K, reads_c or R is not None, H.layout_of(ta, tb))
-    swap = swap_ok and ((cfg.source == "default" and M <= H.SWAP_DEFAULT_M) or cfg.swap)
+    swap = hopper and cfg.swap
     if swap:
-        cfg, ta, tb = (H.swap_config(M) if cfg.source == "default" else cfg), not tb, not ta
+        ta, tb = not tb, not ta
     if -(-N // cfg.BN) > GRID_Y_LIMIT:
         raise ck.fail(D.OPS_ARG_SHAPE, f"N = {N} needs {-(-N // cfg.BN)} column programs; the grid's y limit is "
                                        f"{GRID_Y_LIMIT}")

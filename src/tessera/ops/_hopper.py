@@ -263,12 +263,12 @@ def default_config(M: int, N: int, K: int, reads_tiles: bool = False, layout: st
     return _cfg(128, 64, 8, "pingpong")  # few tiles (small M or N): more, narrower ones
 
 
-def untuned_config(M: int, N: int, K: int, layout: str = "NT") -> HopperConfig:
-    """The config a plain product runs with nothing tuned or pinned: swapped up to SWAP_DEFAULT_M where it can
-    swap (`swap_config`), else `default_config` (tune_gemm's baseline; ops' own choice is in ops/_gemm.py)."""
+def untuned_config(M: int, N: int, K: int, reads_tiles: bool = False, layout: str = "NT") -> HopperConfig:
+    """The config a product runs with nothing tuned or pinned (`gemm_config`'s last resort, and tune_gemm's
+    baseline): swapped up to SWAP_DEFAULT_M where it can swap (`swap_config`), else `default_config`."""
     if M <= SWAP_DEFAULT_M and can_swap(M, N):
         return swap_config(M)
-    return default_config(M, N, K, False, layout)
+    return default_config(M, N, K, reads_tiles, layout)
 
 
 def _wave_cost(M: int, N: int, bm: int, bn: int) -> int:
@@ -296,7 +296,7 @@ def tune_key(M: int, N: int, K: int, dtype: str, layout: str = "NT") -> dict:
 
 
 def gemm_config(M: int, N: int, K: int, dtype: str, reads_tiles: bool = False, layout: str = "NT") -> HopperConfig:
-    """Pinned, else cached, else (with TESSERA_AUTOTUNE=1) measured now, else `default_config`.
+    """Pinned, else cached, else (with TESSERA_AUTOTUNE=1) measured now, else `untuned_config`.
 
     The tuned winner is measured on a plain product; a call whose epilogue reads tiles keeps it unless it is
     a ping-pong config (see `default_config`) or a scatter split-K (its splits store through TMA boxes, which an
@@ -308,7 +308,7 @@ def gemm_config(M: int, N: int, K: int, dtype: str, reads_tiles: bool = False, l
         found = tune_gemm(M, N, K, dtype, layout=layout)
     if found is None or (reads_tiles and found.source != "pinned" and (found.config["schedule"] == "pingpong" or
                                                                        found.config.get("fixup") == "scatter")):
-        return default_config(M, N, K, reads_tiles, layout)
+        return untuned_config(M, N, K, reads_tiles, layout)
     return HopperConfig.from_config(found.config, found.source)  # a swapped one: ops runs it swapped if it can
 
 
@@ -375,4 +375,4 @@ def tune_gemm(M: int, N: int, K: int, dtype: str = "bf16", *, layout: str = "NT"
 
     return autotune.tune(OP, tune_key(M, N, K, dtype, layout), candidates(M, N), measure, progress=progress,
                          finalists=autotune.FINALISTS, rounds=autotune.ROUNDS,
-                         baseline=untuned_config(M, N, K, layout).as_dict())
+                         baseline=untuned_config(M, N, K, layout=layout).as_dict())

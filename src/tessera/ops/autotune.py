@@ -250,10 +250,9 @@ def tune(op: str, key: dict, candidates: list[dict], measure: Callable[[dict], f
         _check_config(c, "autotune.tune", D.OPS_AUTOTUNE_INPUT, f"candidate {i + 1}")
     if not callable(measure):
         raise OpsError(D.OPS_AUTOTUNE_INPUT, "autotune.tune", f"measure is a {type(measure).__name__}, not a callable")
-    for name, value in (("finalists", finalists), ("rounds", rounds)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "finalists" else 0):
-            raise OpsError(D.OPS_AUTOTUNE_INPUT, "autotune.tune", f"{name}={value!r}: an int >= "
-                                                                  f"{1 if name == 'finalists' else 0}")
+    for name, value, least in (("finalists", finalists, 1), ("rounds", rounds, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise OpsError(D.OPS_AUTOTUNE_INPUT, "autotune.tune", f"{name}={value!r}: an int >= {least}")
     if baseline is not None and baseline not in candidates:
         raise OpsError(D.OPS_AUTOTUNE_INPUT, "autotune.tune", f"baseline {baseline!r:.120} is not one of the "
                                                               "candidates", hint="pass the untuned default, which "
