@@ -258,8 +258,13 @@ def test_ops_gemm_runs_a_pinned_cluster_config_on_an_emulated_sm90_device(tmp_pa
     from tessera.kernels import gemm as G
     from tessera.reference.oracles import error_bound, rel_error
 
+    from tessera.runtime import host_emulator
+
     monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TESSERA_PIN_GEMM_SM90A", pin)
+    launched, launch = [], testing.HostKernel.launch  # the grid the runtime derives is the one the emulator runs
+    monkeypatch.setattr(testing.HostKernel, "launch",
+                        lambda self, grid, *a, **k: launched.append(tuple(grid)) or launch(self, grid, *a, **k))
     rng = np.random.default_rng(7)
     M, N, K = 300, 264, 200
     a = rng.standard_normal((M, K)).astype(np.float16)
@@ -271,6 +276,8 @@ def test_ops_gemm_runs_a_pinned_cluster_config_on_an_emulated_sm90_device(tmp_pa
                  activation="relu", out=FakeDeviceArray(out))
     rec = ops.last_run()
     assert rec.arch == "sm_90a" and rec.config["cluster"] == 2 and rec.config["config_source"] == "pinned"
+    pairs = host_emulator.PERSISTENT_CLUSTERS  # 3 x 2 (or 3 x 5) tiles: both whole pairs busy
+    assert launched == [(2 * pairs, 1, 1)]
     f = lambda x: x.astype(np.float64)  # noqa: E731
     ref = G.reference_gemm(f(a), f(w), None, f(bias), None, 1.0, None, trans_b=True, activation="relu")
     assert rel_error(out.astype(np.float64), ref) <= error_bound("f16")

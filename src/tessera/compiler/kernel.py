@@ -400,23 +400,17 @@ class CompiledKernel:
 
 
 def _sms_of(emitted: EmittedKernel):
-    """device -> the CTAs `emitted` may launch at most: `_sm_count`, except a co-resident kernel's on the host
-    emulator, which runs all of them at once (at least its split count: a split waits for the others)."""
-    if not emitted.coresident:
-        return lambda device: _sm_count(device)
-
+    """device -> the CTAs `emitted` may launch at most: the device's SMs, or on the host emulator the count its
+    own launch uses (`host_emulator.emulated_sms`), so the derived grid and scratch match what runs there."""
     def sms(device: int) -> int:
         if testing.backend() is not None:
-            from tessera.runtime.host_emulator import coresident_ctas
-            return coresident_ctas(emitted)
+            from tessera.runtime.host_emulator import emulated_sms
+            return emulated_sms(emitted)
         return _sm_count(device)
     return sms
 
 
 def _sm_count(device: int) -> int:
-    """SMs of `device`: how many CTAs a persistent kernel launches at most (the host emulator's own count)."""
-    host = testing.backend()
-    if host is not None:
-        return host.sm_count
+    """SMs of `device`: how many CTAs a persistent kernel launches at most."""
     from tessera.runtime.device import device_info
     return device_info(device).sm_count

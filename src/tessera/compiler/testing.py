@@ -100,8 +100,6 @@ class HostBackend:
     def __init__(self, arch: str):
         self.arch = arch
         self.launches = 0
-        from tessera.runtime.host_emulator import PERSISTENT_CTAS
-        self.sm_count = PERSISTENT_CTAS  # a persistent kernel runs this many CTAs here
 
     def load(self, kernel) -> "HostKernel":
         """Refuse what `tessera.runtime.load` refuses before the driver sees it: a bad hash, a foreign arch."""

@@ -295,16 +295,23 @@ PERSISTENT_CTAS = 3  # CTAs a persistent kernel gets here: several tiles each, a
 PERSISTENT_CLUSTERS = 2  # clusters a cluster kernel gets here: its CTAs stride over the tiles in pairs
 
 
+def emulated_sms(kernel: EmittedKernel) -> int:
+    """The SMs a persistent `kernel` finds here, the one count both the emulator's launch and the runtime's
+    derived launch (`compiler.kernel`) use: PERSISTENT_CTAS, PERSISTENT_CLUSTERS whole clusters, or a
+    co-resident kernel's `coresident_ctas`."""
+    if kernel.coresident:
+        return coresident_ctas(kernel)
+    return PERSISTENT_CTAS if kernel.cluster == 1 else PERSISTENT_CLUSTERS * kernel.cluster
+
+
 def _launch_grid(kernel: EmittedKernel, logical: tuple[int, int, int]) -> tuple[int, int, int]:
-    """The CTAs the emulator runs: the grid itself, or a persistent kernel's PERSISTENT_CTAS (clusters)."""
+    """The CTAs the emulator runs: the grid itself, or a persistent kernel's `emulated_sms` (whole clusters)."""
     if not kernel.persistent:
         return logical
     from tessera.runtime.persistent import physical_grid
 
-    sms = (coresident_ctas(kernel) if kernel.coresident else PERSISTENT_CTAS if kernel.cluster == 1
-           else PERSISTENT_CLUSTERS * kernel.cluster)
-    return physical_grid(logical, sms, kernel.name, kernel.cluster, kernel.splitk, kernel.cluster_axis,
-                         kernel.streamk)[0]
+    return physical_grid(logical, emulated_sms(kernel), kernel.name, kernel.cluster, kernel.splitk,
+                         kernel.cluster_axis, kernel.streamk)[0]
 
 
 def run_on_host(kernel: EmittedKernel, args, grid, scratch: np.ndarray | None = None) -> None:
