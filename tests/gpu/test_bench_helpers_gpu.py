@@ -20,9 +20,10 @@ def test_a_device_copy_times_at_hbm_bandwidth():
 
 @pytest.mark.parametrize("flush", [True, "write"], ids=["read-eviction", "triton-write"])
 def test_the_l2_flush_makes_a_small_read_go_to_hbm(flush):
-    # a read of 8 MB (a sum: nothing written, so no dirty lines' write-backs in either timing), well inside one
-    # half of the 50 MB L2. A 16 MB copy timed hot was no L2 hit on the H100 (x and the dirty y, 32 MB, churned the
-    # L2 and its write-backs: hot 14.8-22.4 us against 12.5 us after a read eviction, serially, 2026-12-07)
+    # a read of 8 MB (a sum: nothing written), well inside one half of the 50 MB L2. Timed hot it was slower than
+    # cold on the H100 (2026-12-07 with a 16 MB copy, 2026-12-08 with this sum: 18 us against 12): the hot
+    # repetitions had no head start, so their events timed the host's launches. do_bench now queues a GPU sleep
+    # before each repetition (tests/unit/test_bench_helpers.py checks the order)
     x = torch.rand(2 << 20, device="cuda")
     # the least of three interleaved medians each: another process's kernels on the GPU (pytest -n) only slow a
     # measurement down
