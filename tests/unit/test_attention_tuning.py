@@ -113,7 +113,7 @@ def test_three_consumer_warpgroups_are_a_head_dim_64_candidate_only(monkeypatch)
 
 @pytest.mark.parametrize("pin, words", [
     ("BLOCK_M=96,BLOCK_N=128,stages=2,schedule=cooperative", "BLOCK_M=96"),
-    ("BLOCK_M=128,BLOCK_N=128,stages=9,schedule=cooperative", "stages=9"),
+    ("BLOCK_M=128,BLOCK_N=128,stages=13,schedule=cooperative", "stages=13"),
     ("BLOCK_M=128,BLOCK_N=128,stages=2,schedule=zigzag", "schedule='zigzag'"),
     ("BLOCK_M=64,BLOCK_N=128,stages=2,schedule=pingpong", "one consumer warpgroup"),
     ("BLOCK_M=128,BLOCK_N=128,stages=2", "names BLOCK_M, BLOCK_N, stages"),

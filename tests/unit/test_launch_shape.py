@@ -17,7 +17,7 @@ from tessera.passes import parse_pipeline
 
 
 @pytest.mark.parametrize("knobs, needle", [
-    (dict(stages=0), "stages=0"), (dict(stages=9), "stages=9"), (dict(stages=2.0), "stages=2.0"),
+    (dict(stages=0), "stages=0"), (dict(stages=13), "stages=13"), (dict(stages=2.0), "stages=2.0"),
     (dict(schedule="spin"), "schedule='spin'"), (dict(cluster=3), "cluster=3"), (dict(cluster=True), "cluster=True"),
     (dict(splitk=17), "splitk=17"), (dict(multicast="c", cluster=2), "multicast='c'"),
     (dict(multicast="a"), "with cluster=1"), (dict(multicast="k"), "with cluster=1"), (dict(streamk=1), "streamk=1"),

@@ -29,7 +29,13 @@ def pipelined(text: str, stages: int):
     return module
 
 
-@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_the_pass_and_the_sm90a_ring_take_the_same_stages():
+    from tessera.passes.pipeline_stages import MAX_STAGES
+    from tessera.target.nvidia.knobs import MAX_STAGES as RING
+    assert MAX_STAGES == RING == 12
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4, 12])
 def test_pipelined_loop_shape(stages):
     module = pipelined(fragment_gemm(), stages)
     allocs = ops_of(module, AllocOp)
@@ -185,7 +191,7 @@ def test_loops_it_cannot_pipeline_are_refused_with_a_reason(mutate, phrase):
 @pytest.mark.parametrize("pipeline,code", [
     ("pipeline-smem", D.OPT_OPTION_MISSING),
     ("pipeline-smem{stages=0}", D.OPT_OPTION_INVALID),
-    ("pipeline-smem{stages=9}", D.OPT_OPTION_INVALID),
+    ("pipeline-smem{stages=13}", D.OPT_OPTION_INVALID),
     ("pipeline-smem{stages=two}", D.OPT_OPTION_INVALID),
     ("pipeline-smem{stages=2 bogus=1}", D.OPT_OPTION_UNKNOWN),
 ])

@@ -7,7 +7,7 @@ for a bad value or a bad combination, so no pass sees an impossible mix. Adding 
 the pass that reads it (and the named pipeline that forwards it), nothing else.
 
 Knobs (see warp-specialize for what each does on sm_90a; elsewhere only `stages` matters):
-    stages      ring / software-pipelining depth, 1 to 8
+    stages      ring depth on sm_90a, software-pipelining depth elsewhere: 1 to 12
     schedule    "cooperative" or "pingpong" consumer warpgroups
     cluster     CTAs per thread-block cluster, 1 or 2
     splitk      K splits per tile, 1 to 16

@@ -81,10 +81,13 @@ HOPPER_CANDIDATES = [
     # decode run swapped (C^T = op(b)^T op(a)^T: the weight fills wgmma's 64 rows, C's M rows are its N): the
     # `swap_config` family; measured only where a call can swap (M <= SWAP_M, N >= 128; see `candidates`). The
     # 128-row ones (two consumers) halve the tiles: one wave at N = 14336 where 64-row tiles make 1.7, and each
-    # tile reads C's M rows of A once for twice the weight rows; at N = 4096 only with K split (32 tiles).
+    # tile reads C's M rows of A once for twice the weight rows; at N = 4096 only with K split (32 tiles). The
+    # 11- and 9-deep rings keep 176 / 144 KB of weight in flight per CTA (8- and 6-deep: 128 / 96 KB): on the H200
+    # 64 CTAs streamed at ~3.1 TB/s against a 4.25 TB/s copy (seventh session), short of what 64 x 128 KB covers at
+    # its latency if that is ~2 us under load (untimed: the next H200 table's tuned column says)
     *({"BM": bm, "BN": bn, "BK": 128, "stages": st, "schedule": "cooperative", "cluster": 1, "splitk": sk,
        "multicast": "b", "store": "registers", "swap_ab": True}
-      for bm, bn, st, sk in ((64, 16, 8, 1), (64, 32, 6, 1), (64, 64, 6, 1),
+      for bm, bn, st, sk in ((64, 16, 8, 1), (64, 16, 11, 1), (64, 32, 6, 1), (64, 32, 9, 1), (64, 64, 6, 1),
                              (128, 16, 5, 1), (128, 32, 5, 1), (128, 64, 4, 1), (128, 64, 4, 2), (128, 64, 4, 4))),
     # K split inside a 2-CTA cluster (multicast=k: the halves meet in distributed shared memory, no global
     # fixup): twice the CTAs per decode tile. On the H100 (2026-12-07 probe) 5-15% slower than unsplit, whose

@@ -49,7 +49,7 @@ from tessera.ir.fragment_ops import AllocOp, AsyncCopyOp, FragmentPackOp, WaitOp
 from tessera.ir.types import async_token
 from tessera.passes.pipeline import register_pass
 
-MAX_STAGES = 8
+MAX_STAGES = 12  # one `stages` knob feeds this pass and the sm_90a ring: the same bound (target.nvidia.knobs)
 
 
 @dataclass

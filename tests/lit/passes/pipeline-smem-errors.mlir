@@ -10,7 +10,7 @@
 // RUN: not tessera-opt %s --split-input-file --pass-pipeline='pipeline-smem' 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: error: OPT_OPTION_MISSING: pass 'pipeline-smem' requires option 'stages'
 // RUN: not tessera-opt %s --split-input-file --pass-pipeline='pipeline-smem{stages=0}' 2>&1 | FileCheck %s --check-prefix=ZERO
-// ZERO: error: OPT_OPTION_INVALID: {{.*}}stages=0 must be an integer from 1 to 8
+// ZERO: error: OPT_OPTION_INVALID: {{.*}}stages=0 must be an integer from 1 to 12
 // RUN: not tessera-opt %s --split-input-file --pass-pipeline='pipeline-smem{stages=2 bogus=1}' 2>&1 | FileCheck %s --check-prefix=BOGUS
 // BOGUS: error: OPT_OPTION_UNKNOWN: pass 'pipeline-smem' has no option 'bogus'
 

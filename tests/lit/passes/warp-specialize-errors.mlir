@@ -30,11 +30,11 @@
 // ARCH: warp-specialize-errors.mlir:[[# @LINE + 157]]:5: error: NV_ARCH_UNSUPPORTED{{:}} tile.fragment_mma on wgmma fragments needs sm_90a exactly; the target is sm_90
 // ARCH-NEXT: hint: run tile-to-fragments with the same arch (mma_sync on sm_80..sm_90)
 //
-// Options: arch is required, stages is 1..8, group_m 1..64, unknown options are errors.
+// Options: arch is required, stages is 1..12, group_m 1..64, unknown options are errors.
 // RUN: not tessera-opt %s --split-input-file -p 'warp-specialize{arch=sm_90a stages=0}' 2>&1 | FileCheck %s --check-prefix=STAGES
-// STAGES: error: OPT_OPTION_INVALID: {{.*}}warp-specialize: stages=0 must be an integer from 1 to 8
-// RUN: not tessera-opt %s --split-input-file -p 'warp-specialize{arch=sm_90a stages=9}' 2>&1 | FileCheck %s --check-prefix=STAGES9
-// STAGES9: error: OPT_OPTION_INVALID: {{.*}}warp-specialize: stages=9 must be an integer from 1 to 8
+// STAGES: error: OPT_OPTION_INVALID: {{.*}}warp-specialize: stages=0 must be an integer from 1 to 12
+// RUN: not tessera-opt %s --split-input-file -p 'warp-specialize{arch=sm_90a stages=13}' 2>&1 | FileCheck %s --check-prefix=STAGES13
+// STAGES13: error: OPT_OPTION_INVALID: {{.*}}warp-specialize: stages=13 must be an integer from 1 to 12
 // RUN: not tessera-opt %s --split-input-file -p 'warp-specialize{arch=sm_90a group_m=100}' 2>&1 | FileCheck %s --check-prefix=GROUP
 // GROUP: error: OPT_OPTION_INVALID: {{.*}}warp-specialize: group_m=100 must be an integer from 1 to 64
 // RUN: not tessera-opt %s --split-input-file -p 'warp-specialize{arch=sm_91a}' 2>&1 | FileCheck %s --check-prefix=BADARCH

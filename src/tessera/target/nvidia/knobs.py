@@ -1,7 +1,8 @@
 """The values each warp-specialize knob takes: one list, read by the passes that act on the knobs and by
 `tessera.compiler.launch_shape`, which validates a launch shape without loading the passes (or xDSL)."""
 
-MAX_STAGES = 8  # ring depth
+MAX_STAGES = 12  # ring depth: a swapped decode tile's 20 KB stages fit 11 deep in sm_90a's 227 KB (the same bound
+# as pipeline-smem's, which the same `stages` knob feeds elsewhere)
 SCHEDULES = ("cooperative", "pingpong")  # consumer warpgroups issue freely, or take turns
 CLUSTERS = (1, 2)  # CTAs per thread-block cluster
 STORES = ("tma", "registers")  # how a GEMM-shaped epilogue writes its output

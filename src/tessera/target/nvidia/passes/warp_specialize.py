@@ -72,7 +72,7 @@ class WarpSpecialize(ModulePass):
 
     Options:
         arch: the target; only sm_90a kernels (wgmma fragments) change, others stay byte-identical.
-        stages: depth of the TMA ring (shared-memory slots of A and B), 1 to 8.
+        stages: depth of the TMA ring (shared-memory slots of A and B), 1 to 12 (MAX_STAGES).
         group_m: rows of tiles a persistent CTA wave walks before moving right (L2 reuse).
         schedule: cooperative (both consumer warpgroups share each tile, 64 rows each, or 128 at BM=256) or
             pingpong. On a loop that only accumulates (a GEMM K-loop), each of two consumers owns whole tiles,
