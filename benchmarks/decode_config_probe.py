@@ -1,6 +1,6 @@
 """Decode GEMM configs side by side (issue 16, item 2): which tile, split and fixup fill the H200's bandwidth.
 
-    python benchmarks/decode_config_probe.py [--set v1|v2|skinny|rotate|kpair|m64] [--runs 25] [--out FILE]
+    python benchmarks/decode_config_probe.py [--set v1|v2|skinny|rotate|kpair|m64|deep] [--runs 25] [--out FILE]
 
 For each decode shape (M = 1, 16, 64 with N = 4096 and 14336, K = 4096; NT and NN) every config in CONFIGS is
 launched as ops.gemm would launch it (swapped ones through C's transposed view: bench_gemm_layouts.make_swap_call),
@@ -10,7 +10,7 @@ twice: with the shipped split-K fixup ("unrolled" sum) and with the rolled sum o
 whose registers are reported beside. Other sets (see each CONFIGS_* below): v2 (256-deep K steps), skinny
 (1024 x 1024 x 16384 instead of the decode shapes), rotate (each config also with `k_rotate`'s source edit),
 kpair (K split in a 2-CTA cluster, multicast=k; the decode shapes and the skinny one), m64 (M = 64 unswapped in
-64 x 64 tiles).
+64 x 64 tiles), deep (the swapped tiles' ring depth, M = 1 and 16).
 Output: one JSON line per shape and $OUT/decode-config-probe.json (--out).
 """
 
@@ -124,6 +124,19 @@ CONFIGS_KPAIR = [
     ("128x128 s4 k2", plain(128, 128, 4, 2), ALL),
 ]
 
+# --set deep (thirteenth session): the ring depth of the swapped decode tiles. On the H200 the 64 CTAs of N = 4096
+# streamed at ~3.1 TB/s against a 4.25 TB/s copy (seventh session); if bytes in flight limit them (64 x 128 KB at
+# ~2 us of loaded latency covers ~4 TB/s at best), 11-deep rings (176 KB) stream faster, and the pair (128 CTAs) too
+CONFIGS_DEEP = [
+    ("swap64x16 s8", swapped(64, 16, 8), (1, 16)),
+    ("swap64x16 s11", swapped(64, 16, 11), (1, 16)),
+    ("swap64x32 s6", swapped(64, 32, 6), (1, 16)),
+    ("swap64x32 s9", swapped(64, 32, 9), (1, 16)),
+    ("swap128x16 s5", swapped(128, 16, 5), (1, 16)),
+    ("swap128x16 s6", swapped(128, 16, 6), (1, 16)),
+    ("swap64x16 s8 kpair", kpair(swapped(64, 16, 8)), (1, 16)),
+]
+
 # --set m64 (eleventh session): M = 64 unswapped in 64 x 64 tiles, as many CTAs as the swapped 64 x 64 default (64
 # at N = 4096) but C stored row-major through TMA: the swapped tile's C^T epilogue (2014 cycles on the H100, ~1 us
 # of a 17 us kernel) is what the M = 64 rows lose to cuBLAS by
@@ -171,19 +184,20 @@ def main() -> int:
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=25)
-    p.add_argument("--set", choices=("v1", "v2", "skinny", "rotate", "kpair", "m64"), default="v1")
+    p.add_argument("--set", choices=("v1", "v2", "skinny", "rotate", "kpair", "m64", "deep"), default="v1")
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "decode-config-probe.json"))
     args = p.parse_args()
     bench = BG.Bench(torch)
     configs = {"v1": CONFIGS, "v2": CONFIGS_V2, "skinny": CONFIGS_SKINNY, "rotate": CONFIGS_ROTATE,
-               "kpair": CONFIGS_KPAIR, "m64": CONFIGS_M64}[args.set]
-    shapes = {"skinny": SKINNY, "kpair": SHAPES + SKINNY, "m64": [s for s in SHAPES if s[0] == 64]}.get(args.set, SHAPES)
+               "kpair": CONFIGS_KPAIR, "m64": CONFIGS_M64, "deep": CONFIGS_DEEP}[args.set]
+    shapes = {"skinny": SKINNY, "kpair": SHAPES + SKINNY, "m64": [s for s in SHAPES if s[0] == 64],
+              "deep": [s for s in SHAPES if s[0] <= 16]}.get(args.set, SHAPES)
     report = {"command": f"python benchmarks/decode_config_probe.py --set {args.set}", "device": torch.cuda.get_device_name(),
               "copy_tbs": bench.copy_tbs(), "runs": args.runs, "rows": [], "registers": {}}
     fixups = (("unrolled", SK.emit_splitk_fixup), ("rolled", AB.variant_rolled))
     if args.set == "rotate":
         fixups = (("", SK.emit_splitk_fixup), ("rot", SK.emit_splitk_fixup))
-    elif args.set in ("kpair", "m64"):  # the shipped fixup only
+    elif args.set in ("kpair", "m64", "deep"):  # the shipped fixup only
         fixups = (("", SK.emit_splitk_fixup),)
     for layout in LAYOUTS:
         for M, N, K in shapes:

@@ -53,6 +53,7 @@ if [ "${STEP:-1}" = twelfth ]; then  # an H200: the issue's table (default and t
     probe do_bench 50 python3 -m pytest -q -rA -p no:cacheprovider -W ignore tests/gpu/test_bench_helpers_gpu.py
     tests
     # where the H200's decode rows stand: the K sweep (intercept and streaming rate), M = 64 and the skinny split-K
+    probe deep 80 python3 benchmarks/decode_config_probe.py --set deep --out "$OUT/deep.json"
     probe floor 60 python3 benchmarks/decode_floor.py --out "$OUT/floor.json"
     probe m64 60 python3 benchmarks/decode_config_probe.py --set m64 --out "$OUT/m64.json"
     probe skinny 80 python3 benchmarks/decode_config_probe.py --set skinny --out "$OUT/skinny.json"
