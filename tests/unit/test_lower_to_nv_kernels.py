@@ -53,6 +53,19 @@ def test_gemm_full_epilogue(stages):
     lowered_matches_reference(tk, args, G.grid(M, N), [2], stages=stages)
 
 
+def test_gemm_pipelined_twelve_deep():
+    """The deepest software pipeline the `stages` knob takes (12, the sm_90a ring's bound too) over a K loop of 30
+    steps (the last partial), so every one of the 12 rotating buffers is refilled twice."""
+    rng = np.random.default_rng(12)
+    M, N, K = 100, 70, 32 * 29 + 9
+    specs = (T(("M", "K"), "bf16"), T(("K", "N"), "bf16"), T(("M", "N"), "f32"), None, None,
+             tessera.scalar("f32"), None)
+    tk = G.gemm.trace(*specs, BM=64, BN=64, BK=32)
+    args = [rng.standard_normal((M, K)).astype(BF16), rng.standard_normal((K, N)).astype(BF16),
+            np.zeros((M, N), np.float32), 1.0]
+    lowered_matches_reference(tk, args, G.grid(M, N, BM=64, BN=64), [2], stages=12)
+
+
 def test_gemm_transposed_a_small_tiles():
     rng = np.random.default_rng(5)
     M, N, K = 100, 70, 50
